@@ -1,0 +1,1 @@
+"""The numba world: integers and arrays only, compiled with @njit(cache=True)."""
