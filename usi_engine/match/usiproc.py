@@ -1,0 +1,294 @@
+"""A USI engine subprocess: send commands, read answers with deadlines.
+
+A reader thread moves the engine's stdout lines into a queue (``None`` marks end of
+file, i.e. the engine died) and another copies its stderr into the engine's log, so
+the caller never blocks on a pipe: every wait has a deadline and raises
+:class:`EngineTimeout` or :class:`EngineCrashed`.  The engine runs in its own session
+so that Ctrl-C in the terminal reaches the match runner only.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Mapping, Optional, Sequence
+
+
+class EngineError(Exception):
+    """The engine misbehaved."""
+
+
+class EngineCrashed(EngineError):
+    """The engine process ended (or could not be started)."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer in time."""
+
+
+class Aborted(Exception):
+    """The match is being stopped (Ctrl-C or SPRT decision)."""
+
+
+class EngineLog:
+    """A thread-safe log file of USI traffic and stderr, shared by instances of an engine."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self._lock = threading.Lock()
+        self._file: Optional[IO[str]] = open(path, "a", encoding="utf-8") if path else None
+        self._t0 = time.monotonic()
+
+    def write(self, tag: str, direction: str, line: str) -> None:
+        """Log ``line``; ``direction`` is ``>`` (to engine), ``<`` (from), ``!`` (stderr)."""
+        if self._file is None:
+            return
+        with self._lock:
+            self._file.write(f"{time.monotonic() - self._t0:10.3f} {tag} {direction} {line}\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+@dataclass
+class SearchResult:
+    """The answer to a ``go``: bestmove plus the last reported score and PV."""
+
+    bestmove: str
+    ponder: Optional[str] = None
+    score: Optional[str] = None  # e.g. "cp 35", "mate 5", "mate -3"
+    pv: list[str] = field(default_factory=list)
+    depth: Optional[int] = None
+    nodes: Optional[int] = None
+    elapsed_ms: float = 0.0
+
+
+def parse_info(line: str, result: SearchResult) -> None:
+    """Update ``result`` with the score/pv/depth/nodes of an ``info`` line."""
+    tokens = line.split()
+    i = 1
+    while i < len(tokens):
+        key = tokens[i]
+        if key == "score" and i + 2 < len(tokens) and tokens[i + 1] in ("cp", "mate"):
+            result.score = f"{tokens[i + 1]} {tokens[i + 2]}"
+            i += 3
+            if i < len(tokens) and tokens[i] in ("lowerbound", "upperbound"):
+                i += 1
+        elif key in ("depth", "nodes") and i + 1 < len(tokens):
+            try:
+                setattr(result, key, int(tokens[i + 1]))
+            except ValueError:
+                pass
+            i += 2
+        elif key == "pv":
+            result.pv = tokens[i + 1:]
+            return
+        elif key == "string":
+            return
+        else:
+            i += 1
+
+
+class UsiProcess:
+    """One running USI engine."""
+
+    def __init__(self, cmd: Sequence[str], log: Optional[EngineLog] = None, tag: str = "",
+                 cwd: Optional[str] = None, abort: Optional[threading.Event] = None) -> None:
+        self.cmd = list(cmd)
+        self.log = log or EngineLog(None)
+        self.tag = tag
+        self.cwd = cwd
+        self.abort = abort or threading.Event()
+        self.proc: Optional[subprocess.Popen] = None
+        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.id_name: Optional[str] = None
+        self.options: dict[str, str] = {}
+
+    # -- process --------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process and its reader threads."""
+        self.log.write(self.tag, "*", f"start {' '.join(self.cmd)}")
+        try:
+            self.proc = subprocess.Popen(
+                self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, bufsize=1, cwd=self.cwd, start_new_session=True)
+        except OSError as exc:
+            raise EngineCrashed(f"cannot start {self.cmd!r}: {exc}") from exc
+        self._lines = queue.Queue()
+        threading.Thread(target=self._pump_stdout, args=(self.proc, self._lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self.proc,), daemon=True).start()
+
+    def _pump_stdout(self, proc: subprocess.Popen, lines: "queue.Queue[Optional[str]]") -> None:
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                line = raw.rstrip("\r\n")
+                self.log.write(self.tag, "<", line)
+                lines.put(line)
+        except (OSError, ValueError):
+            pass
+        lines.put(None)
+
+    def _pump_stderr(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None
+        try:
+            for raw in proc.stderr:
+                self.log.write(self.tag, "!", raw.rstrip("\r\n"))
+        except (OSError, ValueError):
+            pass
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """Kill the engine and everything it started."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.log.write(self.tag, "*", f"killed (exit code {self.proc.returncode})")
+        self._close_pipes()
+
+    def quit(self, timeout: float = 2.0) -> None:
+        """Send ``quit`` and wait for the process to exit; kill it if it does not."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+                self.proc.wait(timeout=timeout)
+            except (EngineCrashed, subprocess.TimeoutExpired):
+                pass
+        if self.proc.poll() is None:
+            self.kill()
+        else:
+            self.log.write(self.tag, "*", f"exited (exit code {self.proc.returncode})")
+            self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        assert self.proc is not None
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+
+    # -- I/O ------------------------------------------------------------------
+    def send(self, line: str) -> None:
+        """Write one command line to the engine."""
+        if self.proc is None or self.proc.stdin is None:
+            raise EngineCrashed("engine not started")
+        self.log.write(self.tag, ">", line)
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise EngineCrashed(f"cannot write to engine: {exc}") from exc
+
+    def readline(self, deadline: float) -> str:
+        """Next line from the engine; ``deadline`` is a ``time.monotonic()`` value."""
+        while True:
+            if self.abort.is_set():
+                raise Aborted()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise EngineTimeout("no answer in time")
+            try:
+                line = self._lines.get(timeout=min(remaining, 0.1))
+            except queue.Empty:
+                continue
+            if line is None:
+                self._lines.put(None)  # stay at end of file
+                code = self.proc.wait() if self.proc else None
+                raise EngineCrashed(f"engine exited (exit code {code})")
+            return line
+
+    def expect(self, token: str, timeout: float) -> list[str]:
+        """Read lines until one whose first word is ``token``; return all lines read."""
+        deadline = time.monotonic() + timeout
+        seen = []
+        while True:
+            line = self.readline(deadline)
+            seen.append(line)
+            if line.split()[:1] == [token]:
+                return seen
+
+    # -- USI ------------------------------------------------------------------
+    def usi(self, timeout: float = 30.0) -> None:
+        """``usi`` / ``usiok`` handshake; records the engine name and options."""
+        self.send("usi")
+        for line in self.expect("usiok", timeout):
+            tokens = line.split()
+            if tokens[:2] == ["id", "name"]:
+                self.id_name = " ".join(tokens[2:])
+            elif tokens[:2] == ["option", "name"] and "type" in tokens:
+                self.options[" ".join(tokens[2:tokens.index("type")])] = line
+
+    def setoptions(self, options: Mapping[str, str]) -> None:
+        for name, value in options.items():
+            self.send(f"setoption name {name} value {value}")
+
+    def isready(self, timeout: float) -> None:
+        """``isready`` / ``readyok``: waits for the engine (numba compilation: be generous)."""
+        self.send("isready")
+        self.expect("readyok", timeout)
+
+    def open(self, options: Mapping[str, str], ready_timeout: float) -> None:
+        """Start, handshake, set options and wait until ready."""
+        self.start()
+        self.usi(timeout=ready_timeout)
+        self.setoptions(options)
+        self.isready(ready_timeout)
+
+    def go(self, position: str, go: str, timeout: float) -> SearchResult:
+        """Send ``position`` and ``go``; wait at most ``timeout`` s for ``bestmove``."""
+        self.send(position)
+        self.send(go)
+        start = time.monotonic()
+        return self._await_bestmove(start, start + timeout)
+
+    def _await_bestmove(self, start: float, deadline: float) -> SearchResult:
+        result = SearchResult(bestmove="")
+        while True:
+            line = self.readline(deadline)
+            tokens = line.split()
+            if not tokens:
+                continue
+            if tokens[0] == "info":
+                parse_info(line, result)
+            elif tokens[0] == "bestmove":
+                result.elapsed_ms = (time.monotonic() - start) * 1000.0
+                result.bestmove = tokens[1] if len(tokens) > 1 else ""
+                if len(tokens) > 3 and tokens[2] == "ponder":
+                    result.ponder = tokens[3]
+                return result
+
+    def stop_search(self, grace: float) -> Optional[SearchResult]:
+        """Send ``stop`` and wait ``grace`` s for the pending bestmove (None if none)."""
+        try:
+            self.send("stop")
+            now = time.monotonic()
+            return self._await_bestmove(now, now + grace)
+        except EngineError:
+            return None
+
+    def gameover(self, result: str) -> None:
+        """Tell the engine the game ended: ``win``, ``lose`` or ``draw``."""
+        self.send(f"gameover {result}")
