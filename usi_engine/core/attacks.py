@@ -1,0 +1,180 @@
+"""Geometry tables and attack queries on the mailbox board.
+
+The board is an int8 array of 81 coloured pieces.  Every piece move is a step or a slide in
+one of eight directions, or a knight jump; tables below give, per square and direction, the
+squares along the ray, so no padding is needed.
+"""
+import numpy as np
+from numba import njit
+
+from .types import (NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
+                    PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON, WHITE_BIT,
+                    PIECE_NB)
+
+# Directions as (file step, rank step); black's "forward" is rank step -1.
+DIRS = ((0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (1, -1), (-1, 1), (1, 1))
+FWD, BACK, SIDE_R, SIDE_L, FWD_R, FWD_L, BACK_R, BACK_L = range(8)
+OPPOSITE = np.array([1, 0, 3, 2, 7, 6, 5, 4], dtype=np.int64)
+FLIP = (1, 0, 2, 3, 6, 7, 4, 5)          # black direction -> the same move for white
+
+
+def _bits(*ds):
+    return sum(1 << d for d in ds)
+
+
+_ALL = tuple(range(8))
+_GOLD = (FWD, BACK, SIDE_R, SIDE_L, FWD_R, FWD_L)
+_BLACK_STEPS = {PAWN: (FWD,), SILVER: (FWD, FWD_R, FWD_L, BACK_R, BACK_L), GOLD: _GOLD,
+                KING: _ALL, PRO_PAWN: _GOLD, PRO_LANCE: _GOLD, PRO_KNIGHT: _GOLD,
+                PRO_SILVER: _GOLD, HORSE: (FWD, BACK, SIDE_R, SIDE_L),
+                DRAGON: (FWD_R, FWD_L, BACK_R, BACK_L)}
+_BLACK_SLIDES = {LANCE: (FWD,), BISHOP: (FWD_R, FWD_L, BACK_R, BACK_L),
+                 ROOK: (FWD, BACK, SIDE_R, SIDE_L), HORSE: (FWD_R, FWD_L, BACK_R, BACK_L),
+                 DRAGON: (FWD, BACK, SIDE_R, SIDE_L)}
+
+
+def _build_masks(table):
+    mask = np.zeros(PIECE_NB, dtype=np.int64)
+    for t, ds in table.items():
+        mask[t] = _bits(*ds)
+        mask[t | WHITE_BIT] = _bits(*(FLIP[d] for d in ds))
+    return mask
+
+
+STEP_MASK = _build_masks(_BLACK_STEPS)     # directions a coloured piece steps one square
+SLIDE_MASK = _build_masks(_BLACK_SLIDES)   # directions a coloured piece slides
+NEAR_MASK = STEP_MASK | SLIDE_MASK         # directions in which it attacks the next square
+
+
+def _build_rays():
+    ray = np.full((NSQ, 8, 8), -1, dtype=np.int64)
+    length = np.zeros((NSQ, 8), dtype=np.int64)
+    for sq in range(NSQ):
+        f, r = divmod(sq, 9)
+        for d, (df, dr) in enumerate(DIRS):
+            k, nf, nr = 0, f + df, r + dr
+            while 0 <= nf < 9 and 0 <= nr < 9:
+                ray[sq, d, k] = nf * 9 + nr
+                k, nf, nr = k + 1, nf + df, nr + dr
+            length[sq, d] = k
+    return ray, length
+
+
+RAY, RAY_LEN = _build_rays()   # RAY[sq, d, k]: k-th square from sq in direction d (-1 past the edge)
+
+
+def _build_knight():
+    to = np.full((2, NSQ, 2), -1, dtype=np.int64)
+    for sq in range(NSQ):
+        f, r = divmod(sq, 9)
+        for c, dr in ((BLACK, -2), (WHITE, 2)):
+            for i, df in enumerate((-1, 1)):
+                if 0 <= f + df < 9 and 0 <= r + dr < 9:
+                    to[c, sq, i] = (f + df) * 9 + r + dr
+    return to
+
+
+KNIGHT_TO = _build_knight()    # KNIGHT_TO[color, sq, i]: the two knight jumps, -1 if off board
+
+
+def _build_lines():
+    direction = np.full((NSQ, NSQ), -1, dtype=np.int64)
+    distance = np.zeros((NSQ, NSQ), dtype=np.int64)
+    for a in range(NSQ):
+        for d in range(8):
+            for k in range(RAY_LEN[a, d]):
+                direction[a, RAY[a, d, k]] = d
+                distance[a, RAY[a, d, k]] = k + 1
+    return direction, distance
+
+
+LINE_DIR, LINE_DIST = _build_lines()   # direction from a to b when on one line, and the distance
+
+
+@njit(cache=True)
+def is_attacked(board, sq, by):
+    """True if a piece of colour `by` attacks square `sq`."""
+    for d in range(8):
+        bit = 1 << OPPOSITE[d]
+        for k in range(RAY_LEN[sq, d]):
+            p = board[RAY[sq, d, k]]
+            if p != 0:
+                if (p >> 4) == by:
+                    if k == 0:
+                        if NEAR_MASK[p] & bit:
+                            return True
+                    elif SLIDE_MASK[p] & bit:
+                        return True
+                break
+    knight = KNIGHT | (by << 4)
+    for i in range(2):
+        s = KNIGHT_TO[1 - by, sq, i]
+        if s >= 0 and board[s] == knight:
+            return True
+    return False
+
+
+@njit(cache=True)
+def count_checkers(board, ksq, by):
+    """Number of `by` pieces attacking `ksq` (capped at 2) and the square of the last one found."""
+    n = 0
+    where = -1
+    for d in range(8):
+        bit = 1 << OPPOSITE[d]
+        for k in range(RAY_LEN[ksq, d]):
+            s = RAY[ksq, d, k]
+            p = board[s]
+            if p != 0:
+                if (p >> 4) == by and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                    n += 1
+                    where = s
+                break
+    knight = KNIGHT | (by << 4)
+    for i in range(2):
+        s = KNIGHT_TO[1 - by, ksq, i]
+        if s >= 0 and board[s] == knight:
+            n += 1
+            where = s
+    return n, where
+
+
+@njit(cache=True)
+def piece_attacks(board, frm, p, to):
+    """True if piece `p` standing on `frm` attacks `to` on this board (path must be empty)."""
+    if (p & 15) == KNIGHT:
+        c = p >> 4
+        return KNIGHT_TO[c, frm, 0] == to or KNIGHT_TO[c, frm, 1] == to
+    d = LINE_DIR[frm, to]
+    if d < 0:
+        return False
+    dist = LINE_DIST[frm, to]
+    if dist == 1:
+        return (NEAR_MASK[p] >> d) & 1 == 1
+    if not (SLIDE_MASK[p] >> d) & 1:
+        return False
+    for k in range(dist - 1):
+        if board[RAY[frm, d, k]] != 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def pin_direction(board, ksq, sq, us):
+    """If our piece on `sq` is pinned to our king on `ksq`, the direction king->sq, else -1."""
+    if ksq < 0:
+        return -1
+    d = LINE_DIR[ksq, sq]
+    if d < 0:
+        return -1
+    dist = LINE_DIST[ksq, sq]
+    for k in range(dist - 1):
+        if board[RAY[ksq, d, k]] != 0:
+            return -1
+    bit = 1 << OPPOSITE[d]
+    for k in range(dist, RAY_LEN[ksq, d]):
+        p = board[RAY[ksq, d, k]]
+        if p != 0:
+            if (p >> 4) != us and (SLIDE_MASK[p] & bit):
+                return d
+            return -1
+    return -1

@@ -1,0 +1,295 @@
+"""Position state on plain numpy arrays, do/undo with incremental Zobrist keys, and the
+key history that the search scans for sennichite.
+
+A position is a `PosArrays` namedtuple (numba compiles namedtuples of arrays and caches
+them; jitclass would defeat the on-disk cache).  Plies index the history: the root SFEN is
+ply 0, every do_move adds one, game moves and search moves alike.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .types import (NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
+                    base_type)
+from .attacks import is_attacked
+from .weights import PIECE_VALUE, HAND_VALUE
+
+# st[] fields
+ST_SIDE = 0        # side to move
+ST_PLY = 1         # current ply (index into the histories)
+ST_KING = 2        # st[ST_KING + color]: king square, -1 if that side has no king
+ST_MATERIAL = 4    # board + hand material, black's point of view
+ST_MOVENUM = 5     # SFEN move number of ply 0
+ST_NB = 8
+
+PosArrays = namedtuple("PosArrays", [
+    "board",      # int8[81]: coloured piece per square
+    "hands",      # int8[2, 8]: pieces in hand per colour and base type
+    "st",         # int64[ST_NB]: scalar state, see ST_*
+    "keys",       # uint64[MAX_HISTORY]: full key (board + hands + side) per ply
+    "board_keys", # uint64[MAX_HISTORY]: key of board + side only (for superior/inferior hands)
+    "hand_packs", # int64[MAX_HISTORY, 2]: hands packed per colour (see pack_hand)
+    "checks",     # int8[MAX_HISTORY]: 1 if the side to move at that ply is in check
+    "moves",      # int32[MAX_HISTORY]: the move played from each ply
+    "captures",   # int8[MAX_HISTORY]: the piece captured by that move
+    "evals",      # int64[MAX_HISTORY]: static eval cache per ply (search use)
+])
+
+_rng = np.random.default_rng(20261122)
+ZOBRIST_PIECE = _rng.integers(1, 2**63, size=(PIECE_NB, NSQ), dtype=np.uint64) << np.uint64(1)
+ZOBRIST_HAND = _rng.integers(1, 2**63, size=(2, HAND_NB, 20), dtype=np.uint64) << np.uint64(1)
+ZOBRIST_SIDE = np.uint64(1)      # low bit is the side to move: keys of the two sides never meet
+HAND_SHIFT = np.array([0, 0, 5, 8, 11, 14, 16, 18], dtype=np.int64)  # bit offsets in a packed hand
+
+
+def new_position() -> PosArrays:
+    """Empty arrays for one position (one per search thread)."""
+    return PosArrays(np.zeros(NSQ, np.int8), np.zeros((2, HAND_NB), np.int8),
+                     np.zeros(ST_NB, np.int64), np.zeros(MAX_HISTORY, np.uint64),
+                     np.zeros(MAX_HISTORY, np.uint64), np.zeros((MAX_HISTORY, 2), np.int64),
+                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int32),
+                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64))
+
+
+@njit(cache=True)
+def pack_hand(hands, color):
+    """All of one side's hand in one integer; each count in its own bit field."""
+    v = 0
+    for pt in range(1, 8):
+        v |= np.int64(hands[color, pt]) << HAND_SHIFT[pt]
+    return v
+
+
+@njit(cache=True)
+def hand_covers(a, b):
+    """True if packed hand `a` holds at least as many of every piece as packed hand `b`."""
+    for pt in range(1, 8):
+        width = 5 if pt == 1 else (2 if pt >= 5 and pt <= 6 else 3)
+        mask = (1 << width) - 1
+        if ((a >> HAND_SHIFT[pt]) & mask) < ((b >> HAND_SHIFT[pt]) & mask):
+            return False
+    return True
+
+
+@njit(cache=True)
+def refresh(pos):
+    """Recompute everything derived (kings, keys, material, check) after the board, hands,
+    side and move number were written directly.  Resets the history to ply 0."""
+    board, hands, st = pos.board, pos.hands, pos.st
+    st[ST_PLY] = 0
+    st[ST_KING] = -1
+    st[ST_KING + 1] = -1
+    bkey = np.uint64(0)
+    material = 0
+    for sq in range(NSQ):
+        p = board[sq]
+        if p != 0:
+            bkey ^= ZOBRIST_PIECE[p, sq]
+            material += PIECE_VALUE[p]
+            if (p & 15) == KING:
+                st[ST_KING + (p >> 4)] = sq
+    key = np.uint64(0)
+    for c in range(2):
+        for pt in range(1, 8):
+            for n in range(1, hands[c, pt] + 1):
+                key ^= ZOBRIST_HAND[c, pt, n]
+            material += (HAND_VALUE[pt] if c == BLACK else -HAND_VALUE[pt]) * hands[c, pt]
+    if st[ST_SIDE] == WHITE:
+        bkey ^= ZOBRIST_SIDE
+    st[ST_MATERIAL] = material
+    pos.board_keys[0] = bkey
+    pos.keys[0] = bkey ^ key
+    pos.hand_packs[0, 0] = pack_hand(hands, 0)
+    pos.hand_packs[0, 1] = pack_hand(hands, 1)
+    pos.checks[0] = in_check_now(pos)
+
+
+@njit(cache=True)
+def in_check_now(pos):
+    """1 if the side to move is in check (computed from the board)."""
+    us = pos.st[ST_SIDE]
+    ksq = pos.st[ST_KING + us]
+    if ksq >= 0 and is_attacked(pos.board, ksq, 1 - us):
+        return 1
+    return 0
+
+
+@njit(cache=True)
+def do_move(pos, m):
+    """Play move `m` (legal) and push the new ply on the histories."""
+    board, hands, st = pos.board, pos.hands, pos.st
+    us = st[ST_SIDE]
+    ply = st[ST_PLY]
+    bkey = pos.board_keys[ply]
+    hkey = pos.keys[ply] ^ bkey
+    to = m & 127
+    frm = (m >> 7) & 127
+    piece = (m >> 15) & 31
+    captured = 0
+    if frm >= DROP_BASE:
+        pt = frm - DROP_BASE
+        hkey ^= ZOBRIST_HAND[us, pt, hands[us, pt]]
+        hands[us, pt] -= 1
+        board[to] = piece
+        bkey ^= ZOBRIST_PIECE[piece, to]
+        st[ST_MATERIAL] += PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
+    else:
+        captured = board[to]
+        if captured != 0:
+            bt = base_type(captured & 15)
+            hands[us, bt] += 1
+            hkey ^= ZOBRIST_HAND[us, bt, hands[us, bt]]
+            bkey ^= ZOBRIST_PIECE[captured, to]
+            st[ST_MATERIAL] += -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
+        after = piece | (((m >> 14) & 1) << 3)
+        board[frm] = 0
+        board[to] = after
+        bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
+        st[ST_MATERIAL] += PIECE_VALUE[after] - PIECE_VALUE[piece]
+        if (piece & 15) == KING:
+            st[ST_KING + us] = to
+    pos.moves[ply] = m
+    pos.captures[ply] = captured
+    bkey ^= ZOBRIST_SIDE
+    ply += 1
+    st[ST_PLY] = ply
+    st[ST_SIDE] = 1 - us
+    pos.board_keys[ply] = bkey
+    pos.keys[ply] = bkey ^ hkey
+    pos.hand_packs[ply, 0] = pack_hand(hands, 0)
+    pos.hand_packs[ply, 1] = pack_hand(hands, 1)
+    pos.checks[ply] = in_check_now(pos)
+
+
+@njit(cache=True)
+def undo_move(pos):
+    """Take back the last move."""
+    board, hands, st = pos.board, pos.hands, pos.st
+    ply = st[ST_PLY] - 1
+    us = 1 - st[ST_SIDE]
+    m = pos.moves[ply]
+    to = m & 127
+    frm = (m >> 7) & 127
+    piece = (m >> 15) & 31
+    if frm >= DROP_BASE:
+        pt = frm - DROP_BASE
+        hands[us, pt] += 1
+        board[to] = 0
+        st[ST_MATERIAL] -= PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
+    else:
+        after = board[to]
+        captured = pos.captures[ply]
+        board[frm] = piece
+        board[to] = captured
+        st[ST_MATERIAL] -= PIECE_VALUE[after] - PIECE_VALUE[piece]
+        if captured != 0:
+            bt = base_type(captured & 15)
+            hands[us, bt] -= 1
+            st[ST_MATERIAL] -= -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
+        if (piece & 15) == KING:
+            st[ST_KING + us] = frm
+    st[ST_PLY] = ply
+    st[ST_SIDE] = us
+
+
+@njit(cache=True)
+def do_null_move(pos):
+    """Pass: only the side to move changes (never when in check)."""
+    st = pos.st
+    ply = st[ST_PLY]
+    pos.moves[ply] = (1 << 7) | 1
+    pos.captures[ply] = 0
+    st[ST_PLY] = ply + 1
+    st[ST_SIDE] = 1 - st[ST_SIDE]
+    pos.board_keys[ply + 1] = pos.board_keys[ply] ^ ZOBRIST_SIDE
+    pos.keys[ply + 1] = pos.keys[ply] ^ ZOBRIST_SIDE
+    pos.hand_packs[ply + 1, 0] = pos.hand_packs[ply, 0]
+    pos.hand_packs[ply + 1, 1] = pos.hand_packs[ply, 1]
+    pos.checks[ply + 1] = 0
+
+
+@njit(cache=True)
+def undo_null_move(pos):
+    st = pos.st
+    st[ST_PLY] -= 1
+    st[ST_SIDE] = 1 - st[ST_SIDE]
+
+
+@njit(cache=True)
+def copy_into(dst, src):
+    """Copy a whole position (board, hands, state, histories up to the current ply)."""
+    dst.board[:] = src.board
+    dst.hands[:] = src.hands
+    dst.st[:] = src.st
+    n = src.st[ST_PLY] + 1
+    dst.keys[:n] = src.keys[:n]
+    dst.board_keys[:n] = src.board_keys[:n]
+    dst.hand_packs[:n] = src.hand_packs[:n]
+    dst.checks[:n] = src.checks[:n]
+    dst.moves[:n] = src.moves[:n]
+    dst.captures[:n] = src.captures[:n]
+
+
+# Repetition outcomes, from the side to move's point of view
+REP_NONE = 0
+REP_DRAW = 1        # sennichite
+REP_WIN = 2         # the opponent checked on every move of the cycle: they lose
+REP_LOSE = 3        # we checked on every move of the cycle: we lose
+REP_SUPERIOR = 4    # same board, and we hold at least as much in hand (more of something)
+REP_INFERIOR = 5    # same board, and we hold less
+
+
+@njit(cache=True)
+def _all_checks(checks, first, last):
+    for j in range(first, last + 1, 2):
+        if checks[j] == 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def repetition_state(pos, max_back, occurrences):
+    """Classify the current position against the earlier plies (same side to move).
+
+    `occurrences` earlier sightings of the same key make a repetition: 3 for the game rule
+    (the fourth occurrence), 1 inside the search tree.  Perpetual check is judged over the
+    cycle from the earliest sighting counted.  With occurrences == 1, a same-board position
+    with different hands is reported as superior or inferior.
+    """
+    st = pos.st
+    ply = st[ST_PLY]
+    key = pos.keys[ply]
+    stop = ply - max_back
+    if stop < 0:
+        stop = 0
+    found = 0
+    first = -1
+    i = ply - 4
+    while i >= stop:
+        if pos.keys[i] == key:
+            found += 1
+            first = i
+            if found >= occurrences:
+                break
+        i -= 2
+    if found >= occurrences:
+        if _all_checks(pos.checks, first + 2, ply):
+            return REP_WIN
+        if _all_checks(pos.checks, first + 1, ply - 1):
+            return REP_LOSE
+        return REP_DRAW
+    if occurrences == 1:
+        us = st[ST_SIDE]
+        bkey = pos.board_keys[ply]
+        mine = pos.hand_packs[ply, us]
+        i = ply - 4
+        while i >= stop:
+            if pos.board_keys[i] == bkey:
+                then = pos.hand_packs[i, us]
+                if hand_covers(mine, then):
+                    return REP_SUPERIOR
+                if hand_covers(then, mine):
+                    return REP_INFERIOR
+            i -= 2
+    return REP_NONE

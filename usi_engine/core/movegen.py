@@ -1,0 +1,344 @@
+"""Legal move generation: captures (with pawn promotions), quiet moves, evasions, checks,
+plus `is_legal` for a move taken from the transposition table and `gives_check`.
+
+Moves are made legal at generation: a king never steps into an attack, a pinned piece
+stays on its pin line, and in check every move must capture the checker or block it.
+Drops obey nifu, dead-piece and pawn-drop-mate rules.
+"""
+import numpy as np
+from numba import njit
+
+from .types import (NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
+                    DROP_BASE, PROMOTED, MAX_MOVES, make_move, make_drop, relative_rank)
+from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
+                      OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
+                      pin_direction)
+from .board import ST_SIDE, ST_PLY, ST_KING
+
+GEN_ALL = 0          # every legal move
+GEN_CAPTURES = 1     # captures and pawn promotions (the quiescence search's moves)
+GEN_QUIETS = 2       # everything GEN_CAPTURES leaves out, drops included
+
+
+@njit(cache=True, inline="always")
+def _in_zone(color, sq):
+    return relative_rank(color, sq) <= 2
+
+
+@njit(cache=True, inline="always")
+def _is_dead_square(pt, color, sq):
+    """A pawn or lance on the last rank, or a knight on the last two, could never move."""
+    r = relative_rank(color, sq)
+    if pt == PAWN or pt == LANCE:
+        return r == 0
+    if pt == KNIGHT:
+        return r <= 1
+    return False
+
+
+@njit(cache=True)
+def _king_safe_after(board, ksq, to, them):
+    """True if our king moving from ksq to `to` is not attacked there."""
+    k = board[ksq]
+    board[ksq] = 0
+    safe = not is_attacked(board, to, them)
+    board[ksq] = k
+    return safe
+
+
+@njit(cache=True)
+def _evasion_target(ksq, checker, to):
+    """True if a non-king move to `to` answers a single check: capture or interpose."""
+    if to == checker:
+        return True
+    d = LINE_DIR[ksq, checker]
+    return d >= 0 and LINE_DIR[ksq, to] == d and LINE_DIST[ksq, to] < LINE_DIST[ksq, checker]
+
+
+@njit(cache=True)
+def is_pawn_drop_mate(board, us, to, eksq):
+    """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
+    them = 1 - us
+    board[to] = PAWN | (us << 4)
+    mate = True
+    # the king steps away or takes the pawn
+    for d in range(8):
+        if RAY_LEN[eksq, d] == 0:
+            continue
+        s = RAY[eksq, d, 0]
+        p = board[s]
+        if (p == 0 or (p >> 4) != them) and _king_safe_after(board, eksq, s, us):
+            mate = False
+            break
+    # another piece takes the pawn without exposing its king
+    if mate:
+        for d in range(8):
+            bit = 1 << OPPOSITE[d]
+            for k in range(RAY_LEN[to, d]):
+                s = RAY[to, d, k]
+                p = board[s]
+                if p != 0:
+                    if (p >> 4) == them and (p & 15) != KING and \
+                            ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                        board[s] = 0
+                        board[to] = p
+                        if not is_attacked(board, eksq, us):
+                            mate = False
+                        board[s] = p
+                        board[to] = PAWN | (us << 4)
+                    break
+            if not mate:
+                break
+    if mate:
+        knight = KNIGHT | (them << 4)
+        for i in range(2):
+            s = KNIGHT_TO[us, to, i]
+            if s >= 0 and board[s] == knight:
+                board[s] = 0
+                board[to] = knight
+                if not is_attacked(board, eksq, us):
+                    mate = False
+                board[s] = knight
+                board[to] = PAWN | (us << 4)
+    board[to] = 0
+    return mate
+
+
+@njit(cache=True)
+def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
+    """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
+    t = p & 15
+    promotable = t <= ROOK
+    can = promotable and (_in_zone(us, frm) or _in_zone(us, to))
+    must = _is_dead_square(t, us, to)
+    # pawn promotions belong to the capture stage, a pawn's other non-captures to quiets
+    if mode == GEN_CAPTURES and not capture:
+        if t == PAWN and can:
+            out[n] = make_move(frm, to, p, 1)
+            n += 1
+        return n
+    if mode == GEN_QUIETS and not capture and t == PAWN and can:
+        if all_promos and not must:
+            out[n] = make_move(frm, to, p, 0)
+            n += 1
+        return n
+    if can:
+        out[n] = make_move(frm, to, p, 1)
+        n += 1
+        if not must and (all_promos or not (t == PAWN or t == BISHOP or t == ROOK)):
+            out[n] = make_move(frm, to, p, 0)
+            n += 1
+    else:
+        out[n] = make_move(frm, to, p, 0)
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _wanted(mode, capture, p, us, frm, to):
+    """Does (frm->to, capture?) belong to this generation stage at all?"""
+    if mode == GEN_ALL or capture:
+        return mode != GEN_QUIETS
+    # a non-capture: only pawn promotions go with the captures
+    pawn_promo = (p & 15) == PAWN and _in_zone(us, to)
+    return pawn_promo or mode == GEN_QUIETS
+
+
+@njit(cache=True)
+def generate(pos, out, mode, all_promos):
+    """Write the legal moves of `mode` into `out`; return how many.
+
+    In check, every mode yields evasions (the captures stage the capturing ones).
+    `all_promos` adds the never-better non-promotions of pawn, bishop and rook (perft, GUI).
+    """
+    board = pos.board
+    us = pos.st[ST_SIDE]
+    them = 1 - us
+    ksq = pos.st[ST_KING + us]
+    n = 0
+    n_checkers = 0
+    checker = -1
+    if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
+        n_checkers, checker = count_checkers(board, ksq, them)
+    for frm in range(NSQ):
+        p = board[frm]
+        if p == 0 or (p >> 4) != us:
+            continue
+        t = p & 15
+        is_king = t == KING
+        if n_checkers >= 2 and not is_king:
+            continue
+        pin = -1 if is_king else pin_direction(board, ksq, frm, us)
+        step = STEP_MASK[p]
+        slide = SLIDE_MASK[p]
+        for d in range(8):
+            if not ((step | slide) >> d) & 1:
+                continue
+            length = RAY_LEN[frm, d]
+            if not (slide >> d) & 1 and length > 1:
+                length = 1
+            for k in range(length):
+                to = RAY[frm, d, k]
+                q = board[to]
+                if q != 0 and (q >> 4) == us:
+                    break
+                capture = q != 0
+                if _wanted(mode, capture, p, us, frm, to):
+                    ok = True
+                    if is_king:
+                        ok = _king_safe_after(board, ksq, to, them)
+                    else:
+                        if pin >= 0 and LINE_DIR[ksq, to] != pin:
+                            ok = False
+                        if ok and n_checkers == 1 and not _evasion_target(ksq, checker, to):
+                            ok = False
+                    if ok:
+                        n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
+                if capture:
+                    break
+        if t == KNIGHT and pin < 0:
+            for i in range(2):
+                to = KNIGHT_TO[us, frm, i]
+                if to < 0:
+                    continue
+                q = board[to]
+                if q != 0 and (q >> 4) == us:
+                    continue
+                capture = q != 0
+                if not _wanted(mode, capture, p, us, frm, to):
+                    continue
+                if n_checkers == 1 and not _evasion_target(ksq, checker, to):
+                    continue
+                n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
+    if mode != GEN_CAPTURES and n_checkers < 2:
+        n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
+    return n
+
+
+@njit(cache=True)
+def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
+    board = pos.board
+    hands = pos.hands
+    have = 0
+    for pt in range(PAWN, KING):
+        if hands[us, pt] > 0:
+            have |= 1 << pt
+    if have == 0:
+        return n
+    if n_checkers == 1 and LINE_DIST[ksq, checker] <= 1:
+        return n                      # a contact check cannot be blocked
+    pawn_files = 0
+    own_pawn = PAWN | (us << 4)
+    for sq in range(NSQ):
+        if board[sq] == own_pawn:
+            pawn_files |= 1 << (sq // 9)
+    eksq = pos.st[ST_KING + 1 - us]
+    forward = -1 if us == BLACK else 1
+    for to in range(NSQ):
+        if board[to] != 0:
+            continue
+        if n_checkers == 1 and not _evasion_target(ksq, checker, to):
+            continue
+        for pt in range(PAWN, KING):
+            if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
+                continue
+            if pt == PAWN:
+                if (pawn_files >> (to // 9)) & 1:
+                    continue                                   # nifu
+                if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
+                        and is_pawn_drop_mate(board, us, to, eksq):
+                    continue
+            out[n] = make_drop(pt, to, us)
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def generate_legal(pos, out, all_promos):
+    return generate(pos, out, GEN_ALL, all_promos)
+
+
+@njit(cache=True)
+def has_legal_move(pos, buf):
+    return generate(pos, buf, GEN_ALL, False) > 0
+
+
+@njit(cache=True)
+def gives_check(pos, m):
+    """True if legal move `m` checks the opponent's king."""
+    board = pos.board
+    us = pos.st[ST_SIDE]
+    eksq = pos.st[ST_KING + 1 - us]
+    if eksq < 0:
+        return False
+    to = m & 127
+    frm = (m >> 7) & 127
+    after = ((m >> 15) & 31) | (((m >> 14) & 1) << 3)
+    if frm >= DROP_BASE:
+        return piece_attacks(board, to, after, eksq)
+    moving = board[frm]
+    captured = board[to]
+    board[frm] = 0
+    board[to] = after
+    check = is_attacked(board, eksq, us)
+    board[to] = captured
+    board[frm] = moving
+    return check
+
+
+@njit(cache=True)
+def is_legal(pos, m):
+    """Full validation of an arbitrary move (e.g. from the TT) in this position."""
+    board = pos.board
+    us = pos.st[ST_SIDE]
+    them = 1 - us
+    ksq = pos.st[ST_KING + us]
+    to = m & 127
+    frm = (m >> 7) & 127
+    p = (m >> 15) & 31
+    promo = (m >> 14) & 1
+    if to >= NSQ or (p >> 4) != us or m >> 20 != 0:
+        return False
+    t = p & 15
+    n_checkers = 0
+    checker = -1
+    if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
+        n_checkers, checker = count_checkers(board, ksq, them)
+    if frm >= DROP_BASE:
+        pt = frm - DROP_BASE
+        if pt < PAWN or pt > GOLD or t != pt or promo or pos.hands[us, pt] == 0 or board[to] != 0:
+            return False
+        if _is_dead_square(pt, us, to):
+            return False
+        if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
+            return False
+        if pt == PAWN:
+            own_pawn = PAWN | (us << 4)
+            f = to // 9
+            for r in range(9):
+                if board[f * 9 + r] == own_pawn:
+                    return False
+            eksq = pos.st[ST_KING + them]
+            forward = -1 if us == BLACK else 1
+            if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
+                    and is_pawn_drop_mate(board, us, to, eksq):
+                return False
+        return True
+    if frm >= NSQ or board[frm] != p:
+        return False
+    q = board[to]
+    if q != 0 and (q >> 4) == us:
+        return False
+    if not piece_attacks(board, frm, p, to):
+        return False
+    if promo:
+        if t > ROOK or not (_in_zone(us, frm) or _in_zone(us, to)):
+            return False
+    elif _is_dead_square(t, us, to):
+        return False
+    if t == KING:
+        return _king_safe_after(board, ksq, to, them)
+    if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
+        return False
+    pin = pin_direction(board, ksq, frm, us)
+    return pin < 0 or LINE_DIR[ksq, to] == pin

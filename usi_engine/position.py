@@ -1,0 +1,337 @@
+"""The typed Python face of a position: SFEN and USI move text in and out, validation,
+and game-state queries.  It owns one set of numba arrays and checks everything before the
+numba side (which trusts its input) sees it.
+
+>>> pos = Position()
+>>> pos.push("7g7f")
+>>> pos.sfen()
+'lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import board as cb
+from .core.movegen import generate, GEN_ALL, is_legal
+from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
+                         DROP_BASE, MAX_MOVES, MAX_HISTORY, MAX_PLY, PIECE_LETTERS, HAND_ORDER,
+                         PROMOTED, WHITE_BIT, base_type, square_name, parse_square)
+
+START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
+_FULL_SET = {PAWN: 18, LANCE: 4, KNIGHT: 4, 4: 4, BISHOP: 2, ROOK: 2, GOLD: 4}
+_PROMOTABLE = "PLNSBR"
+
+
+def move_to_usi(m: int) -> str:
+    """USI text of an encoded move: '7g7f', '8h2b+', 'P*5e'."""
+    to = m & 127
+    frm = (m >> 7) & 127
+    if frm >= DROP_BASE:
+        return f"{PIECE_LETTERS[frm - DROP_BASE]}*{square_name(to)}"
+    return f"{square_name(frm)}{square_name(to)}{'+' if (m >> 14) & 1 else ''}"
+
+
+def _parse_board(text: str) -> np.ndarray:
+    rows = text.split("/")
+    if len(rows) != 9:
+        raise ValueError(f"SFEN board needs 9 ranks separated by '/', got {len(rows)}")
+    board = np.zeros(81, np.int8)
+    for r, row in enumerate(rows):
+        f = 8                       # SFEN lists each rank from file 9 down to file 1
+        promoted = False
+        for ch in row:
+            if ch.isdigit():
+                if promoted:
+                    raise ValueError(f"'+' before a digit in rank {r + 1} of the SFEN board")
+                f -= int(ch)
+                continue
+            if ch == "+":
+                promoted = True
+                continue
+            letter = ch.upper()
+            if letter not in PIECE_LETTERS[1:]:
+                raise ValueError(f"unknown piece letter {ch!r} in the SFEN board")
+            if promoted and letter not in _PROMOTABLE:
+                raise ValueError(f"piece {ch!r} cannot be promoted")
+            if f < 0:
+                raise ValueError(f"rank {r + 1} of the SFEN board has more than 9 squares")
+            t = PIECE_LETTERS.index(letter) + (PROMOTED if promoted else 0)
+            board[f * 9 + r] = t | (WHITE_BIT if ch.islower() else 0)
+            promoted = False
+            f -= 1
+        if f != -1:
+            raise ValueError(f"rank {r + 1} of the SFEN board has {8 - f} squares, not 9")
+    return board
+
+
+def _parse_hands(text: str) -> np.ndarray:
+    hands = np.zeros((2, 8), np.int8)
+    if text == "-":
+        return hands
+    count = ""
+    for ch in text:
+        if ch.isdigit():
+            count += ch
+            continue
+        letter = ch.upper()
+        if letter not in "PLNSBRG":
+            raise ValueError(f"bad piece {ch!r} in the SFEN hand")
+        n = int(count) if count else 1
+        if n < 1 or n > 18:
+            raise ValueError(f"bad count {count!r} in the SFEN hand")
+        hands[WHITE if ch.islower() else BLACK, PIECE_LETTERS.index(letter)] += n
+        count = ""
+    if count:
+        raise ValueError("SFEN hand ends with a number")
+    return hands
+
+
+def _validate(board: np.ndarray, hands: np.ndarray) -> None:
+    totals = {t: 0 for t in _FULL_SET}
+    kings = [0, 0]
+    pawn_files: set[tuple[int, int]] = set()
+    for sq in range(81):
+        p = int(board[sq])
+        if not p:
+            continue
+        color, t = p >> 4, p & 15
+        if t == KING:
+            kings[color] += 1
+            continue
+        totals[base_type(t)] += 1
+        rel = sq % 9 if color == BLACK else 8 - sq % 9
+        if (t in (PAWN, LANCE) and rel == 0) or (t == KNIGHT and rel <= 1):
+            raise ValueError(f"{PIECE_LETTERS[t]} on {square_name(sq)} could never move")
+        if t == PAWN:
+            if (color, sq // 9) in pawn_files:
+                raise ValueError(f"two unpromoted pawns of one side on file {sq // 9 + 1} (nifu)")
+            pawn_files.add((color, sq // 9))
+    for color in (BLACK, WHITE):
+        if kings[color] > 1:
+            raise ValueError(f"{'black' if color == BLACK else 'white'} has {kings[color]} kings")
+        for t in totals:
+            totals[t] += int(hands[color, t])
+    for t, n in totals.items():
+        if n > _FULL_SET[t]:
+            raise ValueError(f"{n} pieces of type {PIECE_LETTERS[t]}, the set has {_FULL_SET[t]}")
+
+
+class Position:
+    """A shogi position with its game history (for sennichite).
+
+    Raises ValueError with a message that says what is wrong on bad SFEN or bad moves;
+    a failed call leaves the position as it was.
+    """
+    START_SFEN = START_SFEN
+
+    def __init__(self, sfen: str | None = None) -> None:
+        self.arrays = cb.new_position()
+        self._buf = np.empty(MAX_MOVES, np.int32)
+        self._set_sfen(START_SFEN if sfen is None or sfen == "startpos" else sfen)
+
+    # --- construction ---------------------------------------------------------------
+    def _set_sfen(self, sfen: str) -> None:
+        fields = sfen.split()
+        if len(fields) not in (3, 4):
+            raise ValueError(f"SFEN needs board, side, hands and an optional move number; got {sfen!r}")
+        board = _parse_board(fields[0])
+        if fields[1] not in ("b", "w"):
+            raise ValueError(f"SFEN side to move must be 'b' or 'w', got {fields[1]!r}")
+        hands = _parse_hands(fields[2])
+        movenum = 1
+        if len(fields) == 4:
+            if not fields[3].isdigit() or int(fields[3]) < 1:
+                raise ValueError(f"SFEN move number must be a positive integer, got {fields[3]!r}")
+            movenum = int(fields[3])
+        _validate(board, hands)
+        a = cb.new_position()
+        a.board[:] = board
+        a.hands[:] = hands
+        a.st[cb.ST_SIDE] = BLACK if fields[1] == "b" else WHITE
+        a.st[cb.ST_MOVENUM] = movenum
+        cb.refresh(a)
+        them = 1 - a.st[cb.ST_SIDE]
+        if a.st[cb.ST_KING + them] >= 0:
+            a.st[cb.ST_SIDE] = them
+            if cb.in_check_now(a):
+                raise ValueError("the side not to move is in check")
+            a.st[cb.ST_SIDE] = 1 - them
+        self.arrays = a
+
+    @classmethod
+    def from_usi(cls, text: str) -> "Position":
+        """Build from the arguments of a USI `position` command:
+        'startpos [moves ...]' or 'sfen <board> <side> <hands> [<n>] [moves ...]'."""
+        tokens = text.split()
+        if not tokens:
+            raise ValueError("position needs 'startpos' or 'sfen ...'")
+        if "moves" in tokens:
+            i = tokens.index("moves")
+            head, moves = tokens[:i], tokens[i + 1:]
+        else:
+            head, moves = tokens, []
+        if head == ["startpos"]:
+            pos = cls()
+        elif head and head[0] == "sfen":
+            pos = cls(" ".join(head[1:]))
+        else:
+            raise ValueError(f"position needs 'startpos' or 'sfen ...', got {' '.join(head)[:40]!r}")
+        for k, mv in enumerate(moves):
+            try:
+                pos.push(mv)
+            except ValueError as e:
+                raise ValueError(f"move {k + 1} ({mv[:16]!r}): {e}") from None
+        return pos
+
+    def copy(self) -> "Position":
+        other = Position.__new__(Position)
+        other.arrays = cb.new_position()
+        cb.copy_into(other.arrays, self.arrays)
+        other._buf = np.empty(MAX_MOVES, np.int32)
+        return other
+
+    # --- text -------------------------------------------------------------------------
+    def sfen(self) -> str:
+        a = self.arrays
+        rows = []
+        for r in range(9):
+            row, empty = "", 0
+            for f in range(8, -1, -1):
+                p = int(a.board[f * 9 + r])
+                if not p:
+                    empty += 1
+                    continue
+                if empty:
+                    row, empty = row + str(empty), 0
+                t = p & 15
+                letter = ("+" if t > KING else "") + PIECE_LETTERS[base_type(t)]
+                row += letter.lower() if p & WHITE_BIT else letter
+            rows.append(row + (str(empty) if empty else ""))
+        hand = ""
+        for color in (BLACK, WHITE):
+            for t in HAND_ORDER:
+                n = int(a.hands[color, t])
+                if n:
+                    letter = PIECE_LETTERS[t] if color == BLACK else PIECE_LETTERS[t].lower()
+                    hand += (str(n) if n > 1 else "") + letter
+        side = "b" if self.side_to_move() == BLACK else "w"
+        return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply()}"
+
+    def parse_move(self, usi: str) -> int:
+        """Encoded legal move for USI text; ValueError if unparseable or illegal."""
+        text = usi.strip()
+        a = self.arrays
+        us = self.side_to_move()
+        if len(text) == 4 and text[1] == "*":
+            letter = text[0].upper()
+            if letter not in "PLNSBRG" or text[0] != letter:
+                raise ValueError(f"bad drop piece in {text!r} (use upper-case PLNSBRG)")
+            pt = PIECE_LETTERS.index(letter)
+            to = parse_square(text[2:])
+            m = to | ((DROP_BASE + pt) << 7) | ((pt | (us << 4)) << 15)
+        elif len(text) in (4, 5) and (len(text) == 4 or text[4] == "+"):
+            frm, to = parse_square(text[:2]), parse_square(text[2:4])
+            p = int(a.board[frm])
+            if not p or (p >> 4) != us:
+                raise ValueError(f"no piece of the side to move on {text[:2]}")
+            m = to | (frm << 7) | ((len(text) == 5) << 14) | (p << 15)
+        else:
+            raise ValueError(f"unparseable move {text[:16]!r}")
+        if not is_legal(a, np.int32(m)):
+            raise ValueError(f"illegal move {text!r} in {self.sfen()}")
+        return m
+
+    # --- moves --------------------------------------------------------------------------
+    def push(self, usi_move: str) -> None:
+        """Play a move given as USI text."""
+        m = self.parse_move(usi_move)
+        if self.arrays.st[cb.ST_PLY] >= MAX_HISTORY - MAX_PLY - 2:
+            raise ValueError("game too long for the history buffer")
+        cb.do_move(self.arrays, np.int32(m))
+
+    def pop(self) -> str:
+        """Take back the last move and return it as USI text."""
+        if self.arrays.st[cb.ST_PLY] == 0:
+            raise ValueError("no move to take back")
+        m = int(self.arrays.moves[self.arrays.st[cb.ST_PLY] - 1])
+        cb.undo_move(self.arrays)
+        return move_to_usi(m)
+
+    def legal_moves(self) -> list[str]:
+        """All legal moves as USI text, including the unusual non-promotions."""
+        n = generate(self.arrays, self._buf, GEN_ALL, True)
+        return [move_to_usi(int(m)) for m in self._buf[:n]]
+
+    def move_stack(self) -> list[str]:
+        return [move_to_usi(int(m)) for m in self.arrays.moves[:self.arrays.st[cb.ST_PLY]]]
+
+    # --- state -------------------------------------------------------------------------
+    def side_to_move(self) -> int:
+        return int(self.arrays.st[cb.ST_SIDE])
+
+    def ply(self) -> int:
+        """Moves played since the root SFEN."""
+        return int(self.arrays.st[cb.ST_PLY])
+
+    def game_ply(self) -> int:
+        """The SFEN move number of this position."""
+        return int(self.arrays.st[cb.ST_MOVENUM] + self.arrays.st[cb.ST_PLY])
+
+    def key(self) -> int:
+        return int(self.arrays.keys[self.arrays.st[cb.ST_PLY]])
+
+    def is_check(self) -> bool:
+        return bool(self.arrays.checks[self.arrays.st[cb.ST_PLY]])
+
+    def is_checkmate(self) -> bool:
+        return self.is_check() and generate(self.arrays, self._buf, GEN_ALL, False) == 0
+
+    def is_game_over_by_no_moves(self) -> bool:
+        return generate(self.arrays, self._buf, GEN_ALL, False) == 0
+
+    def repetition(self) -> str:
+        """Game-rule sennichite status: 'none', 'draw', 'win' (the opponent checked on every
+        move of the cycle and loses), or 'lose' (the side to move did)."""
+        state = cb.repetition_state(self.arrays, MAX_HISTORY, 3)
+        return {cb.REP_DRAW: "draw", cb.REP_WIN: "win", cb.REP_LOSE: "lose"}.get(int(state), "none")
+
+    def declaration_points(self) -> tuple[int, int, bool]:
+        """(points, pieces in the enemy camp besides the king, king in camp) for the side
+        to move, as the entering-king rules count them (big pieces 5 points, others 1)."""
+        a = self.arrays
+        us = self.side_to_move()
+        points = pieces = 0
+        king_in = False
+        for sq in range(81):
+            p = int(a.board[sq])
+            if not p or (p >> 4) != us:
+                continue
+            rel = sq % 9 if us == BLACK else 8 - sq % 9
+            if rel > 2:
+                continue
+            t = p & 15
+            if t == KING:
+                king_in = True
+                continue
+            pieces += 1
+            points += 5 if base_type(t) in (BISHOP, ROOK) else 1
+        for t in range(PAWN, KING):
+            points += int(a.hands[us, t]) * (5 if t in (BISHOP, ROOK) else 1)
+        return points, pieces, king_in
+
+    def can_declare(self, rule: str) -> bool:
+        """Is an entering-king declaration ('bestmove win') valid for the side to move?
+        rule: 'none', 'CSA27' (28 points for black, 27 for white) or 'CSA24' (31 points)."""
+        if rule.lower() == "none" or self.is_check():
+            return False
+        points, pieces, king_in = self.declaration_points()
+        if rule.upper() == "CSA27":
+            need = 28 if self.side_to_move() == BLACK else 27
+        elif rule.upper() == "CSA24":
+            need = 31
+        else:
+            raise ValueError(f"unknown entering-king rule {rule!r} (none, CSA24, CSA27)")
+        return king_in and pieces >= 10 and points >= need
+
+    def __repr__(self) -> str:
+        return f"Position({self.sfen()!r})"
