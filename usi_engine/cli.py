@@ -1,0 +1,120 @@
+"""Command line entry point: `usi-engine` and `python -m usi_engine`.
+
+    usi-engine [--config PATH] [--warmup] [--debug]
+
+--config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
+                at the repository root next to the package, if present
+--warmup        compile the numba code (fills numba's cache) and exit
+--debug         keep stderr (normally redirected to the log file or discarded)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from .options import Options, read_switches_without_import
+
+REPO_CFG = Path(__file__).resolve().parent.parent / "engine.cfg"
+
+
+def find_config(cli_path: str | None) -> tuple[Path | None, str | None]:
+    """The engine.cfg to use, and an error message if an explicitly named one is missing."""
+    explicit = cli_path or os.environ.get("USI_ENGINE_CONFIG") or None
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            return None, f"config file not found: {path} (using built-in defaults)"
+        return path, None
+    if REPO_CFG.is_file():
+        return REPO_CFG, None
+    return None, None
+
+
+def build_options(config: Path | None) -> Options:
+    options = Options.create(read_switches_without_import())
+    if config is not None:
+        options.load_cfg(config)
+    return options
+
+
+def _log_target(options: Options):
+    """engine.cfg [engine] log = true|false|PATH, overridden by env USI_ENGINE_LOG."""
+    raw = os.environ.get("USI_ENGINE_LOG", options.engine_settings.get("log", "")).strip()
+    if not raw or raw.lower() in ("0", "false", "no", "off"):
+        return None
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    return Path(raw).expanduser()
+
+
+def _silence_stderr(log) -> None:
+    """Nothing goes to stderr in normal operation: send fd 2 to the log or to /dev/null."""
+    try:
+        sys.stderr.flush()
+        target = log.file()
+        if target is not None:
+            target.flush()
+            os.dup2(target.fileno(), 2)
+        else:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 2)
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def warmup() -> int:
+    from .search import Searcher
+    searcher = Searcher()
+    searcher.configure(hash_mb=16, threads=1, draw_value=0,
+                       switches=dict(getattr(Searcher, "SWITCHES", {}) or {}))
+    searcher.warmup()
+    print("usi_engine: numba code compiled and cached")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine")
+    parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
+    parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")
+    parser.add_argument("--debug", action="store_true", help="keep stderr for debugging")
+    args = parser.parse_args(argv)
+
+    if args.warmup:
+        return warmup()
+
+    warnings.simplefilter("ignore")
+    from .protocol import Log, UsiProtocol
+
+    config, error = find_config(args.config)
+    options = build_options(config)
+    messages = [error] if error else []
+    target = _log_target(options)
+    log = Log()
+    if target is not None:
+        log.enable(None if target is True else target)
+    if not args.debug:
+        _silence_stderr(log)
+    log.write(f"start, config {config}")
+
+    proto = UsiProtocol(options, log=log, messages=messages)
+    try:
+        proto.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.write("exit")
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    # worker threads may sit inside numba code: leave without waiting for them
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""The USI option table: declarations, parsing of `setoption` values, engine.cfg merge.
+
+Cheap to import (standard library only): the option table is needed to answer
+`usi`, which must not wait for numba.
+
+engine.cfg is an INI file:
+
+    [options]
+    USI_Hash = 256
+    NetworkDelay2 = 300
+    NullMove = false      ; a search switch (check option)
+
+    [engine]
+    log = false           ; true, or a file path: write a debug log
+
+Values in [options] replace the built-in defaults (so they are what `usi`
+declares); a GUI's `setoption` still overrides them.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHECK, SPIN, COMBO, STRING, FILENAME = "check", "spin", "combo", "string", "filename"
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def ascii_clean(text: str, limit: int = 80) -> str:
+    """Make untrusted text safe to echo in an `info string`: printable ASCII, bounded length."""
+    out = "".join(c if 32 <= ord(c) < 127 else "?" for c in str(text))
+    if len(out) > limit:
+        out = out[:limit] + "..."
+    return out
+
+
+@dataclass
+class Option:
+    name: str
+    type: str
+    default: object
+    min: int | None = None
+    max: int | None = None
+    vars: tuple[str, ...] = ()
+    value: object = None
+
+    def __post_init__(self) -> None:
+        if self.value is None:
+            self.value = self.default
+
+    def usi_line(self) -> str:
+        line = f"option name {self.name} type {self.type}"
+        if self.type == CHECK:
+            line += " default " + ("true" if self.default else "false")
+        elif self.type == SPIN:
+            line += f" default {self.default} min {self.min} max {self.max}"
+        elif self.type == COMBO:
+            line += f" default {self.default}" + "".join(f" var {v}" for v in self.vars)
+        else:
+            line += " default " + (str(self.default) if str(self.default) != "" else "<empty>")
+        return line
+
+    def parse(self, text: str | None) -> object:
+        """Convert a `setoption` / engine.cfg value; ValueError says what is wrong."""
+        raw = "" if text is None else text.strip()
+        if self.type == CHECK:
+            low = raw.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError(f"option {self.name}: expected true or false, got '{ascii_clean(raw)}'")
+        if self.type == SPIN:
+            try:
+                num = int(raw)
+            except ValueError:
+                raise ValueError(f"option {self.name}: expected an integer, got '{ascii_clean(raw)}'") from None
+            if not (self.min <= num <= self.max):
+                raise ValueError(f"option {self.name}: {num} out of range [{self.min}, {self.max}]")
+            return num
+        if self.type == COMBO:
+            for v in self.vars:
+                if v.lower() == raw.lower():
+                    return v
+            raise ValueError(
+                f"option {self.name}: '{ascii_clean(raw)}' is not one of {', '.join(self.vars)}")
+        if raw == "<empty>":
+            return ""
+        return raw
+
+
+def builtin_options() -> list[Option]:
+    """The engine's own options (search switches are added from Searcher.SWITCHES)."""
+    return [
+        Option("USI_Hash", SPIN, 64, 1, 65536),
+        Option("USI_Ponder", CHECK, False),
+        Option("Threads", SPIN, 1, 1, 256),
+        Option("MultiPV", SPIN, 1, 1, 500),
+        Option("NetworkDelay", SPIN, 60, 0, 10000),
+        Option("NetworkDelay2", SPIN, 120, 0, 10000),
+        Option("MinimumThinkingTime", SPIN, 100, 0, 100000),
+        Option("SlowMover", SPIN, 100, 1, 1000),
+        Option("ResignValue", SPIN, 99999, 0, 99999),
+        Option("DrawValue", SPIN, -2, -30000, 30000),
+        Option("MaxMovesToDraw", SPIN, 0, 0, 100000),
+        Option("EnteringKingRule", COMBO, "CSA27", vars=("none", "CSA24", "CSA27")),
+        Option("DebugLog", CHECK, False),
+    ]
+
+
+def switch_option(name: str, default: int) -> Option:
+    """A search switch from Searcher.SWITCHES: a check option for 0/1, a spin otherwise."""
+    if default in (0, 1):
+        return Option(name, CHECK, bool(default))
+    lo = min(0, int(default))
+    hi = max(1000, int(default) * 4)
+    return Option(name, SPIN, int(default), lo, hi)
+
+
+def read_switches_without_import() -> dict[str, int]:
+    """Searcher.SWITCHES read from search.py's source, without importing numba.
+
+    `usi` must be answered at once, so the search module is parsed, not imported.
+    Returns {} if the module or a literal SWITCHES dict is not found; the real
+    class attribute is merged in later (Options.add_switches at isready).
+    """
+    try:
+        spec = importlib.util.find_spec("usi_engine.search")
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return {}
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Searcher":
+            for stmt in node.body:
+                target = None
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                    target = stmt.targets[0]
+                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                    target = stmt.target
+                if isinstance(target, ast.Name) and target.id == "SWITCHES":
+                    try:
+                        value = ast.literal_eval(stmt.value)
+                    except (ValueError, TypeError, SyntaxError):
+                        return {}
+                    if isinstance(value, dict):
+                        return {str(k): int(v) for k, v in value.items()
+                                if isinstance(v, (int, bool))}
+    return {}
+
+
+@dataclass
+class Options:
+    """Case-insensitive option table, in declaration order."""
+
+    _table: dict[str, Option] = field(default_factory=dict)
+    switch_names: list[str] = field(default_factory=list)
+    # engine.cfg entries that named no known option yet (maybe a switch known only later)
+    pending_cfg: dict[str, str] = field(default_factory=dict)
+    # [engine] section of engine.cfg
+    engine_settings: dict[str, str] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, switches: dict[str, int] | None = None) -> "Options":
+        opts = cls()
+        for opt in builtin_options():
+            opts.add(opt)
+        if switches:
+            opts.add_switches(switches)
+        return opts
+
+    def add(self, opt: Option) -> None:
+        self._table[opt.name.lower()] = opt
+
+    def add_switches(self, switches: dict[str, int]) -> list[str]:
+        """Declare search switches not yet known; apply engine.cfg values waiting for them."""
+        added = []
+        for name, default in switches.items():
+            if name.lower() in self._table:
+                continue
+            self.add(switch_option(name, int(default)))
+            self.switch_names.append(name)
+            added.append(name)
+            raw = self.pending_cfg.pop(name.lower(), None)
+            if raw is not None:
+                self._apply_default(name, raw)
+        return added
+
+    def __contains__(self, name: str) -> bool:
+        return name.lower() in self._table
+
+    def get_option(self, name: str) -> Option:
+        return self._table[name.lower()]
+
+    def __getitem__(self, name: str) -> object:
+        return self._table[name.lower()].value
+
+    def all(self) -> list[Option]:
+        return list(self._table.values())
+
+    def usi_lines(self) -> list[str]:
+        return [opt.usi_line() for opt in self._table.values()]
+
+    def set(self, name: str, value: str | None) -> None:
+        """Apply `setoption`; ValueError (old value kept) for unknown names or bad values."""
+        key = name.strip().lower()
+        if key not in self._table:
+            raise ValueError(f"unknown option {ascii_clean(name.strip())}")
+        opt = self._table[key]
+        if value is None and opt.type not in (STRING, FILENAME):
+            raise ValueError(f"option {opt.name}: missing value")
+        opt.value = opt.parse(value)
+
+    def switches(self) -> dict[str, int]:
+        return {name: int(self[name]) for name in self.switch_names}
+
+    # --- engine.cfg -----------------------------------------------------
+    def _apply_default(self, name: str, raw: str) -> None:
+        opt = self._table[name.lower()]
+        try:
+            parsed = opt.parse(raw)
+        except ValueError as exc:
+            self.messages.append(f"engine.cfg: {exc}")
+            return
+        opt.default = parsed
+        opt.value = parsed
+
+    def load_cfg(self, path: str | Path) -> None:
+        """Merge an engine.cfg; problems become `messages` (reported as info strings)."""
+        parser = configparser.ConfigParser(inline_comment_prefixes=(";", "#"), interpolation=None)
+        parser.optionxform = str  # keep the case of option names for messages
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                parser.read_file(fh)
+        except OSError as exc:
+            self.messages.append(f"engine.cfg: cannot read {ascii_clean(str(path), 200)}: {ascii_clean(exc.strerror or exc)}")
+            return
+        except configparser.Error as exc:
+            self.messages.append(f"engine.cfg: {ascii_clean(str(exc).splitlines()[0], 200)}")
+            return
+        for section in parser.sections():
+            low = section.lower()
+            if low == "options":
+                for name, raw in parser.items(section):
+                    if name.lower() in self._table:
+                        self._apply_default(name, raw)
+                    else:
+                        self.pending_cfg[name.lower()] = raw
+            elif low == "engine":
+                for name, raw in parser.items(section):
+                    self.engine_settings[name.lower()] = raw.strip()
+            else:
+                self.messages.append(f"engine.cfg: unknown section [{ascii_clean(section)}]")
+
+    def report_pending(self) -> list[str]:
+        """engine.cfg names that match no option (called once the switch list is final)."""
+        out = [f"engine.cfg: unknown option {ascii_clean(name)}" for name in self.pending_cfg]
+        self.pending_cfg.clear()
+        return out
+
+    def take_messages(self) -> list[str]:
+        out, self.messages = self.messages, []
+        return out

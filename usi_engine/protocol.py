@@ -1,0 +1,253 @@
+"""The USI loop: read a line, dispatch to one function per command, answer.
+
+Rules kept here:
+* stdout is written by one lock-holding writer, ASCII only, flushed after each line;
+* any malformed input is answered by ``info string <what was wrong>`` and otherwise
+  ignored (the last good position is kept);
+* nothing heavy is imported before `usi` is answered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import BinaryIO
+
+from . import ENGINE_AUTHOR, ENGINE_NAME, __version__
+from .engine import Engine
+from .options import Options, ascii_clean
+from .timeman import parse_go
+
+_SETOPTION_RE = re.compile(r"^setoption\s+name\s+(.*?)(?:\s+value(?:\s+(.*))?)?\s*$", re.IGNORECASE)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_output(line: str) -> str:
+    """One output line: printable ASCII only, no embedded newlines."""
+    return "".join(c if 32 <= ord(c) < 127 else "?" for c in line)
+
+
+class Output:
+    """Thread-safe, flushed, ASCII-only line writer (the engine's only stdout path)."""
+
+    def __init__(self, stream: BinaryIO | None = None, log=None) -> None:
+        self._stream = stream if stream is not None else sys.stdout.buffer
+        self._lock = threading.Lock()
+        self._log = log
+        self.closed = False
+
+    def send(self, line: str) -> None:
+        data = clean_output(line)
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                self._stream.write(data.encode("ascii") + b"\n")
+                self._stream.flush()
+            except (OSError, ValueError):
+                self.closed = True  # the GUI went away
+        if self._log is not None:
+            self._log.write("> " + data)
+
+    def info(self, text: str) -> None:
+        self.send("info string " + ascii_clean(text, 400))
+
+
+class Log:
+    """Optional debug log (engine.cfg [engine] log, env USI_ENGINE_LOG, option DebugLog)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._lock = threading.Lock()
+        self._fh = None
+        self.path = path
+        if path is not None:
+            self.enable(path)
+
+    @staticmethod
+    def default_path() -> Path:
+        base = os.environ.get("LOCALAPPDATA") if os.name == "nt" else os.environ.get("XDG_CACHE_HOME")
+        root = Path(base) if base else Path.home() / ".cache"
+        return root / "usi_engine" / "engine.log"
+
+    @property
+    def enabled(self) -> bool:
+        return self._fh is not None
+
+    def enable(self, path: Path | None = None) -> None:
+        if self._fh is not None:
+            return
+        path = Path(path) if path else self.default_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(path, "a", encoding="utf-8", errors="replace", buffering=1)
+            self.path = path
+        except OSError:
+            self._fh = None
+
+    def disable(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+
+    def write(self, text: str) -> None:
+        if self._fh is None:
+            return
+        with self._lock:
+            if self._fh is not None:
+                try:
+                    self._fh.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+                except (OSError, ValueError):
+                    pass
+
+    def file(self):
+        return self._fh
+
+
+def decode_line(raw: bytes) -> str:
+    """Bytes from stdin -> text: CR/LF stripped, bad UTF-8 and control characters -> '?'."""
+    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    text = text.replace("\t", " ").replace("\r", " ")
+    return _CONTROL_RE.sub("?", text)
+
+
+class UsiProtocol:
+    def __init__(self, options: Options, out: Output | None = None, log: Log | None = None,
+                 messages: list[str] | None = None) -> None:
+        self.log = log or Log()
+        self.out = out or Output(log=self.log)
+        self.options = options
+        self.engine = Engine(self.out, options, log=self.log.write)
+        self.messages = list(messages or [])
+        self._preloaded = False
+        self.commands = {
+            "usi": self.cmd_usi,
+            "isready": self.cmd_isready,
+            "setoption": self.cmd_setoption,
+            "usinewgame": self.cmd_usinewgame,
+            "position": self.cmd_position,
+            "go": self.cmd_go,
+            "stop": self.cmd_stop,
+            "ponderhit": self.cmd_ponderhit,
+            "gameover": self.cmd_gameover,
+            "quit": self.cmd_quit,
+        }
+
+    # ------------------------------------------------------------------ loop
+    def run(self, stdin: BinaryIO | None = None) -> None:
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        while True:
+            try:
+                raw = stream.readline()
+            except (OSError, ValueError):
+                raw = b""
+            if not raw:  # EOF: the GUI is gone
+                self.cmd_quit("")
+                return
+            if not self.handle(decode_line(raw)):
+                return
+
+    def handle(self, line: str) -> bool:
+        """One input line; False after `quit`."""
+        self.log.write("< " + line[:2000])
+        stripped = line.strip()
+        if not stripped:
+            return True
+        parts = stripped.split(None, 1)
+        name = parts[0]
+        rest = parts[1] if len(parts) > 1 else ""
+        func = self.commands.get(name)
+        if func is None:
+            self.out.info(f"unknown command {ascii_clean(name, 40)}")
+            return True
+        try:
+            return func(rest) is not False
+        except Exception as exc:
+            self.log.write(traceback.format_exc())
+            self.out.info(f"{name}: {ascii_clean(exc, 300)}")
+            return True
+
+    # ------------------------------------------------------------------ commands
+    def cmd_usi(self, rest: str) -> None:
+        self.out.send(f"id name {ENGINE_NAME} {__version__}")
+        self.out.send(f"id author {ENGINE_AUTHOR}")
+        for line in self.options.usi_lines():
+            self.out.send(line)
+        for msg in self.messages + self.options.take_messages():
+            self.out.info(msg)
+        self.messages = []
+        self.out.send("usiok")
+        if not self._preloaded:
+            self._preloaded = True
+            self.engine.preload()
+
+    def cmd_isready(self, rest: str) -> None:
+        try:
+            self.engine.ensure_ready()
+        except Exception as exc:
+            self.log.write(traceback.format_exc())
+            self.out.info(f"initialization failed: {ascii_clean(repr(exc), 300)}")
+        self.out.send("readyok")
+
+    def cmd_setoption(self, rest: str) -> None:
+        m = _SETOPTION_RE.match("setoption " + rest)
+        if not m or not m.group(1).strip():
+            self.out.info("setoption: expected 'setoption name <id> [value <x>]'")
+            return
+        name, value = m.group(1).strip(), m.group(2)
+        if value is not None:
+            value = value.rstrip()
+        try:
+            self.options.set(name, value)
+        except ValueError as exc:
+            self.out.info(str(exc))
+            return
+        if name.lower() == "debuglog":
+            if self.options["DebugLog"]:
+                self.log.enable()
+            else:
+                self.log.disable()
+
+    def cmd_usinewgame(self, rest: str) -> None:
+        self.engine.new_game()
+
+    def cmd_position(self, rest: str) -> None:
+        try:
+            self.engine.set_position(rest)
+        except ValueError as exc:
+            msg = ascii_clean(exc, 300)
+            if not msg.startswith("position"):
+                msg = "position: " + msg
+            self.out.info(msg + " (position unchanged)")
+
+    def cmd_go(self, rest: str) -> None:
+        params, errors = parse_go(rest.split())
+        for err in errors:
+            self.out.info(err)
+        self.engine.go(params)
+
+    def cmd_stop(self, rest: str) -> None:
+        self.engine.stop()
+
+    def cmd_ponderhit(self, rest: str) -> None:
+        params = None
+        if rest.strip():
+            params, errors = parse_go(rest.split())
+            for err in errors:
+                self.out.info(err.replace("go:", "ponderhit:", 1))
+        self.engine.ponderhit(params)
+
+    def cmd_gameover(self, rest: str) -> None:
+        result = rest.strip().lower()
+        if result not in ("win", "lose", "draw"):
+            self.out.info(f"gameover: expected win, lose or draw, got '{ascii_clean(rest.strip(), 40)}'")
+        self.engine.gameover(result)
+
+    def cmd_quit(self, rest: str) -> bool:
+        self.engine.quit()
+        return False
