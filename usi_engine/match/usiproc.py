@@ -108,7 +108,9 @@ class UsiProcess:
         self.cwd = cwd
         self.abort = abort or threading.Event()
         self.proc: Optional[subprocess.Popen] = None
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._lines: "queue.Queue[tuple[float, Optional[str]]]" = queue.Queue()
+        self.last_read_time = 0.0
+        self.go_started = 0.0
         self.id_name: Optional[str] = None
         self.options: dict[str, str] = {}
 
@@ -126,16 +128,17 @@ class UsiProcess:
         threading.Thread(target=self._pump_stdout, args=(self.proc, self._lines), daemon=True).start()
         threading.Thread(target=self._pump_stderr, args=(self.proc,), daemon=True).start()
 
-    def _pump_stdout(self, proc: subprocess.Popen, lines: "queue.Queue[Optional[str]]") -> None:
+    def _pump_stdout(self, proc: subprocess.Popen,
+                     lines: "queue.Queue[tuple[float, Optional[str]]]") -> None:
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
                 line = raw.rstrip("\r\n")
                 self.log.write(self.tag, "<", line)
-                lines.put(line)
+                lines.put((time.monotonic(), line))
         except (OSError, ValueError):
             pass
-        lines.put(None)
+        lines.put((time.monotonic(), None))
 
     def _pump_stderr(self, proc: subprocess.Popen) -> None:
         assert proc.stderr is not None
@@ -203,7 +206,10 @@ class UsiProcess:
             raise EngineCrashed(f"cannot write to engine: {exc}") from exc
 
     def readline(self, deadline: float) -> str:
-        """Next line from the engine; ``deadline`` is a ``time.monotonic()`` value."""
+        """Next line from the engine; ``deadline`` is a ``time.monotonic()`` value.
+
+        ``last_read_time`` is set to the moment the reader thread received the line.
+        """
         while True:
             if self.abort.is_set():
                 raise Aborted()
@@ -211,11 +217,12 @@ class UsiProcess:
             if remaining <= 0:
                 raise EngineTimeout("no answer in time")
             try:
-                line = self._lines.get(timeout=min(remaining, 0.1))
+                stamp, line = self._lines.get(timeout=min(remaining, 0.1))
             except queue.Empty:
                 continue
+            self.last_read_time = stamp
             if line is None:
-                self._lines.put(None)  # stay at end of file
+                self._lines.put((stamp, None))  # stay at end of file
                 code = self.proc.wait() if self.proc else None
                 raise EngineCrashed(f"engine exited (exit code {code})")
             return line
@@ -261,7 +268,7 @@ class UsiProcess:
         """Send ``position`` and ``go``; wait at most ``timeout`` s for ``bestmove``."""
         self.send(position)
         self.send(go)
-        start = time.monotonic()
+        self.go_started = start = time.monotonic()
         return self._await_bestmove(start, start + timeout)
 
     def _await_bestmove(self, start: float, deadline: float) -> SearchResult:
@@ -274,18 +281,20 @@ class UsiProcess:
             if tokens[0] == "info":
                 parse_info(line, result)
             elif tokens[0] == "bestmove":
-                result.elapsed_ms = (time.monotonic() - start) * 1000.0
+                result.elapsed_ms = (self.last_read_time - start) * 1000.0
                 result.bestmove = tokens[1] if len(tokens) > 1 else ""
                 if len(tokens) > 3 and tokens[2] == "ponder":
                     result.ponder = tokens[3]
                 return result
 
     def stop_search(self, grace: float) -> Optional[SearchResult]:
-        """Send ``stop`` and wait ``grace`` s for the pending bestmove (None if none)."""
+        """Send ``stop`` and wait ``grace`` s for the pending bestmove (None if none).
+
+        The elapsed time of the result counts from the ``go``.
+        """
         try:
             self.send("stop")
-            now = time.monotonic()
-            return self._await_bestmove(now, now + grace)
+            return self._await_bestmove(self.go_started, time.monotonic() + grace)
         except EngineError:
             return None
 
