@@ -381,7 +381,7 @@ class Engine:
         best = getattr(result, "best", None)
         if best not in legal:
             fallback = info.pv[0] if info is not None and info.pv and info.pv[0] in legal else legal[0]
-            if result is not None:
+            if best is not None:
                 self.out.info(f"search returned no legal best move ({ascii_clean(best, 20)}); playing {fallback}")
             best = fallback
             if info is not None and (not info.pv or info.pv[0] != best):

@@ -1,0 +1,138 @@
+"""Unit tests of usi_engine.options: declarations, setoption parsing, engine.cfg merge."""
+
+import textwrap
+
+import pytest
+
+from usi_engine.options import Options, ascii_clean, read_switches_without_import
+
+SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 0, "Margin": 250}
+
+
+@pytest.fixture
+def opts():
+    return Options.create(SWITCHES)
+
+
+def test_declarations(opts):
+    lines = opts.usi_lines()
+    assert "option name USI_Hash type spin default 64 min 1 max 65536" in lines
+    assert "option name USI_Ponder type check default false" in lines
+    assert "option name EnteringKingRule type combo default CSA27 var none var CSA24 var CSA27" in lines
+    assert "option name NullMove type check default true" in lines
+    assert "option name Futility type check default false" in lines
+    assert "option name Margin type spin default 250 min 0 max 1000" in lines
+    names = [line.split()[2] for line in lines]
+    for required in ("USI_Hash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
+                     "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValue", "MaxMovesToDraw",
+                     "EnteringKingRule"):
+        assert required in names
+    assert all(line.isascii() for line in lines)
+
+
+def test_set_is_case_insensitive(opts):
+    opts.set("usi_hash", "256")
+    assert opts["USI_Hash"] == 256
+    opts.set("USI_PONDER", "TRUE")
+    assert opts["usi_ponder"] is True
+    opts.set("enteringkingrule", "csa24")
+    assert opts["EnteringKingRule"] == "CSA24"
+    opts.set("nullmove", "false")
+    assert opts.switches() == {"NullMove": 0, "LMR": 1, "Futility": 0, "Margin": 250}
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("USI_Hash", "lots", "option USI_Hash: expected an integer, got 'lots'"),
+    ("USI_Hash", "0", "option USI_Hash: 0 out of range [1, 65536]"),
+    ("Threads", "100000", "option Threads: 100000 out of range [1, 256]"),
+    ("USI_Ponder", "maybe", "option USI_Ponder: expected true or false, got 'maybe'"),
+    ("EnteringKingRule", "CSA99", "option EnteringKingRule: 'CSA99' is not one of none, CSA24, CSA27"),
+    ("MultiPV", None, "option MultiPV: missing value"),
+    ("NoSuchThing", "1", "unknown option NoSuchThing"),
+])
+def test_bad_values_keep_the_old_value(opts, name, value, message):
+    before = {o.name: o.value for o in opts.all()}
+    with pytest.raises(ValueError) as err:
+        opts.set(name, value)
+    assert str(err.value) == message
+    assert {o.name: o.value for o in opts.all()} == before
+
+
+def test_ascii_clean():
+    assert ascii_clean("a\x00b\u00e9c") == "a?b?c"
+    assert ascii_clean("x" * 100, 10) == "x" * 10 + "..."
+
+
+def test_engine_cfg_merge(tmp_path):
+    cfg = tmp_path / "engine.cfg"
+    cfg.write_text(textwrap.dedent("""\
+        [options]
+        usi_hash = 128        ; comment
+        NetworkDelay2 = 500
+        NullMove = false
+        Threads = many
+        Bogus = 3
+        [engine]
+        log = false
+        [weird]
+        x = 1
+        """))
+    opts = Options.create(SWITCHES)
+    opts.load_cfg(cfg)
+    assert opts["USI_Hash"] == 128
+    assert "option name USI_Hash type spin default 128 min 1 max 65536" in opts.usi_lines()
+    assert opts["NetworkDelay2"] == 500
+    assert opts["NullMove"] is False
+    assert "option name NullMove type check default false" in opts.usi_lines()
+    assert opts["Threads"] == 1
+    assert opts.engine_settings == {"log": "false"}
+    assert opts.take_messages() == [
+        "engine.cfg: option Threads: expected an integer, got 'many'",
+        "engine.cfg: unknown section [weird]",
+    ]
+    assert opts.report_pending() == ["engine.cfg: unknown option bogus"]
+
+
+def test_engine_cfg_value_for_a_switch_known_only_later(tmp_path):
+    cfg = tmp_path / "engine.cfg"
+    cfg.write_text("[options]\nLateSwitch = false\n")
+    opts = Options.create({})
+    opts.load_cfg(cfg)
+    assert "LateSwitch" not in opts
+    opts.add_switches({"LateSwitch": 1})
+    assert opts["LateSwitch"] is False
+    assert opts.report_pending() == []
+
+
+def test_missing_or_broken_cfg_is_reported(tmp_path):
+    opts = Options.create({})
+    opts.load_cfg(tmp_path / "nope.cfg")
+    assert opts.take_messages()[0].startswith("engine.cfg: cannot read")
+    bad = tmp_path / "bad.cfg"
+    bad.write_text("no section header\n")
+    opts.load_cfg(bad)
+    assert opts.take_messages()[0].startswith("engine.cfg: File contains no section headers")
+
+
+def test_repo_engine_cfg_matches_the_builtin_defaults():
+    from usi_engine.cli import REPO_CFG, build_options
+    plain = Options.create({})
+    merged = build_options(REPO_CFG)
+    assert merged.take_messages() == []
+    for opt in plain.all():
+        assert merged[opt.name] == opt.value, opt.name
+
+
+def test_switches_are_read_without_importing_numba():
+    import subprocess
+    import sys
+    code = ("import sys; from usi_engine.options import read_switches_without_import as r; "
+            "import usi_engine.cli, usi_engine.protocol, usi_engine.timeman, usi_engine.engine; "
+            "s = r(); print(repr(s)); assert 'numba' not in sys.modules and 'numpy' not in sys.modules")
+    from pathlib import Path
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
+    assert out.returncode == 0, out.stderr
+    switches = eval(out.stdout)
+    assert switches == read_switches_without_import()
+    assert all(isinstance(v, int) for v in switches.values())
