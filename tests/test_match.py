@@ -1,0 +1,424 @@
+"""Tests of the match runner (usi_engine.match, scripts/match.py) with fixture engines."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+
+import pytest
+import shogi
+import shogi.CSA
+import shogi.KIF
+
+from usi_engine.match import cli, stats
+from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
+from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
+from usi_engine.match.runner import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings,
+                                     material_balance, parse_opening_line, random_openings,
+                                     run_match, schedule)
+from usi_engine.match.stats import Sprt
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fixture_cmd(script: str, *args: str) -> list[str]:
+    return [sys.executable, os.path.join(FIXTURES, script), *args]
+
+
+def spec(name: str, script: str = "random_engine.py", *args: str, byoyomi: int = 100) -> EngineSpec:
+    return EngineSpec(fixture_cmd(script, *args), name, tc=TimeControl(byoyomi_ms=byoyomi))
+
+
+def config(engines: list[EngineSpec], tmp_path, **kw) -> MatchConfig:
+    kw.setdefault("games", 2)
+    kw.setdefault("concurrency", 2)
+    kw.setdefault("max_moves", 80)
+    kw.setdefault("hang_timeout_ms", 300)
+    kw.setdefault("ready_timeout_s", 10)
+    return MatchConfig(engines, out_dir=str(tmp_path / "out"), **kw)
+
+
+# -- referee: constructed situations ------------------------------------------------
+
+def test_illegal_move_loses():
+    ref = Referee()
+    out = ref.play("5i5a")
+    assert out is not None and out.winner == WHITE and out.reason == Reason.ILLEGAL_MOVE
+    assert ref.ply == 0
+    assert Referee().play("garbage").reason == Reason.ILLEGAL_MOVE
+    assert Referee().play("7g7f+").reason == Reason.ILLEGAL_MOVE  # no promotion outside the camp
+    assert Referee().play("P*5e").reason == Reason.ILLEGAL_MOVE  # nothing in hand
+
+
+def test_uchifuzume_is_illegal():
+    # P*5b would mate: the king on 5a is boxed in by its knights, 4b/6b/5b are covered
+    # by the silver on 5c.  A gold drop there is a legal mate.
+    assert Referee("3nkn3/9/4S4/9/9/9/9/9/4K4 b G 1").play("G*5b").reason == Reason.CHECKMATE
+    ref = Referee("3nkn3/9/4S4/9/9/9/9/9/4K4 b P 1")
+    out = ref.play("P*5b")
+    assert out is not None and out.reason == Reason.ILLEGAL_MOVE and out.winner == WHITE
+
+
+def test_checkmate_wins():
+    ref = Referee("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
+    out = ref.play("G*5b")
+    assert out is not None and out.winner == BLACK and out.reason == Reason.CHECKMATE
+
+
+def test_sennichite_is_a_draw():
+    ref = Referee()
+    shuffle = ["5i4h", "5a4b", "4h5i", "4b5a"]
+    for usi in (shuffle * 3)[:-1]:
+        assert ref.play(usi) is None
+    out = ref.play("4b5a")  # start position for the fourth time
+    assert out is not None and out.is_draw and out.reason == Reason.SENNICHITE
+
+
+def test_perpetual_check_loses_for_checker():
+    ref = Referee("4k4/9/9/9/R8/9/9/9/4K4 b - 1")
+    assert ref.play("9e9a") is None
+    cycle = ["5a5b", "9a9b", "5b5a", "9b9a"]
+    moves = cycle * 3
+    for usi in moves[:-1]:
+        assert ref.play(usi) is None
+    out = ref.play(moves[-1])
+    assert out is not None and out.reason == Reason.PERPETUAL_CHECK
+    assert out.winner == WHITE
+
+
+def test_repetition_with_checks_by_one_side_only_sometimes_is_draw():
+    ref = Referee("4k4/9/9/9/R8/9/9/9/4K4 b - 1")
+    # the rook alternates a checking and a quiet square: not perpetual check
+    cycle = ["9e9a", "5a5b", "9a9e", "5b5a"]
+    moves = cycle * 3
+    for usi in moves[:-1]:
+        assert ref.play(usi) is None
+    out = ref.play(moves[-1])
+    assert out is not None and out.reason == Reason.SENNICHITE and out.is_draw
+
+
+BLACK_DECL = "LNSG1GSNL/R3K3B/9/9/9/9/9/9/4k4 b {hand} 1"
+WHITE_DECL = "4K4/9/9/9/9/9/9/b3k3r/lnsg1gsnl w {hand} 1"
+
+
+def test_entering_king_declaration_valid_and_false():
+    out = Referee(BLACK_DECL.format(hand="10P")).declare_win()
+    assert out.winner == BLACK and out.reason == Reason.ENTERING_KING  # 28 points
+    out = Referee(BLACK_DECL.format(hand="9P")).declare_win()
+    assert out.winner == WHITE and out.reason == Reason.FALSE_DECLARATION  # 27 < 28
+    out = Referee(WHITE_DECL.format(hand="9p")).declare_win()
+    assert out.winner == WHITE and out.reason == Reason.ENTERING_KING  # 27 for white
+    out = Referee(WHITE_DECL.format(hand="8p")).declare_win()
+    assert out.winner == BLACK and out.reason == Reason.FALSE_DECLARATION
+    assert Referee().declare_win().reason == Reason.FALSE_DECLARATION
+
+
+def test_declaration_conditions():
+    # nine pieces in camp (lance missing), plenty of points: false
+    ok, why = check_declaration(shogi.Board("1NSG1GSNL/R3K3B/9/9/9/9/9/9/4k4 b R10P 1"))
+    assert not ok and "9 pieces" in why
+    # king in check by a white rook on 5i: false
+    ok, why = check_declaration(shogi.Board("LNSG1GSNL/R3K3B/9/9/9/9/9/9/k3r4 b 10P 1"))
+    assert not ok and "check" in why
+    # king outside the camp: false
+    ok, why = check_declaration(shogi.Board("LNSG1GSNL/R7B/9/4K4/9/9/9/9/4k4 b 10P 1"))
+    assert not ok and "camp" in why
+
+
+def test_max_moves_draw_and_mate_on_last_ply_wins():
+    ref = Referee(max_moves=4)
+    for usi in ["7g7f", "3c3d", "2g2f"]:
+        assert ref.play(usi) is None
+    out = ref.play("8c8d")
+    assert out is not None and out.is_draw and out.reason == Reason.MAX_MOVES
+    ref = Referee("4k4/9/4P4/9/9/9/9/9/4K4 b G 1", max_moves=1)
+    assert ref.play("G*5b").reason == Reason.CHECKMATE
+
+
+def test_resign_and_forfeit():
+    ref = Referee()
+    ref.play("7g7f")
+    assert ref.resign().winner == BLACK
+    assert ref.forfeit(Reason.TIME_LOSS).winner == BLACK
+    assert ref.forfeit(Reason.CRASH, loser=BLACK).winner == WHITE
+
+
+def test_opening_with_illegal_move_is_rejected():
+    with pytest.raises(ValueError):
+        Referee(moves=["7g7f", "7g7f"])
+
+
+def test_position_command():
+    assert Referee(moves=["7g7f"]).position_command() == "position startpos moves 7g7f"
+    sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"
+    assert Referee(sfen).position_command() == f"position sfen {sfen}"
+
+
+# -- statistics ------------------------------------------------------------------------
+
+def test_elo_of_known_scores():
+    assert stats.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
+    assert stats.elo_from_score(0.5) == 0
+    assert stats.score_from_elo(stats.elo_from_score(0.6)) == pytest.approx(0.6)
+    assert stats.elo_from_score(1.0) == math.inf
+
+
+def test_los_and_draw_ratio():
+    assert stats.los(5, 5) == 0.5
+    assert stats.los(10, 0) == pytest.approx(0.5 * (1 + math.erf(10 / math.sqrt(20))))
+    assert stats.los(0, 0) == 0.5
+    s = stats.summarize(6, 2, 2)
+    assert (s.games, s.score, s.draw_ratio) == (10, 0.7, 0.2)
+    assert s.elo_lower < s.elo < s.elo_upper
+
+
+def test_elo_interval_by_hand():
+    # 30-10-10: mu = 0.7, per-game variance = (30*.09 + 10*.49 + 10*.04)/50 = 0.16
+    elo, lo, hi = stats.elo_interval(30, 10, 10)
+    stderr = math.sqrt(0.16 / 50)
+    assert elo == pytest.approx(stats.elo_from_score(0.7))
+    assert lo == pytest.approx(stats.elo_from_score(0.7 - stats.Z95 * stderr))
+    assert hi == pytest.approx(stats.elo_from_score(0.7 + stats.Z95 * stderr))
+
+
+def test_llr_matches_the_normal_approximation():
+    w, l, d = 600, 500, 900
+    n = w + l + d
+    mu = (w + d / 2) / n
+    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
+    s0, s1 = stats.score_from_elo(0), stats.score_from_elo(10)
+    approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
+    assert stats.llr(w, l, d, 0, 10) == pytest.approx(approx, rel=0.01)
+    assert stats.llr(0, 0, 0, 0, 10) == 0
+
+
+def test_sprt_decisions():
+    sprt = Sprt(0, 10)
+    assert sprt.lower == pytest.approx(math.log(0.05 / 0.95))
+    assert sprt.upper == pytest.approx(math.log(0.95 / 0.05))
+    rng = random.Random(1)
+    w = l = d = 0
+    decision = None
+    while decision is None:  # a stream scoring ~70%: H1 accepted
+        r = rng.random()
+        w, l, d = w + (r < 0.6), l + (0.6 <= r < 0.8), d + (r >= 0.8)
+        decision = sprt.decide(w, l, d)
+    assert decision == "H1" and w + l + d < 2000
+    assert sprt.decide(200, 400, 400) == "H0"
+    assert sprt.decide(3, 2, 5) is None
+
+
+# -- openings, schedule, records -----------------------------------------------------
+
+def test_opening_file_forms():
+    openings = load_openings(os.path.join(FIXTURES, "openings.sfen"))
+    assert len(openings) == 6
+    assert openings[0] == Opening()
+    assert openings[1].moves == ("7g7f", "3c3d")
+    assert openings[2].moves == ("2g2f", "8c8d")
+    assert openings[3].sfen.endswith("w - 2") and openings[3].moves == ("3c3d",)
+    assert openings[4].sfen == openings[5].sfen.replace(" 1", " 3")
+    with pytest.raises(ValueError):
+        parse_opening_line("startpos moves 7g7f 7g7f")
+
+
+def test_random_openings_are_balanced_and_reproducible():
+    a = random_openings(5, 10, seed=3)
+    assert a == random_openings(5, 10, seed=3)
+    for o in a:
+        ref = Referee(o.sfen, o.moves)
+        assert len(o.moves) == 10 and abs(material_balance(ref.board)) <= 2
+
+
+def test_schedule_swaps_colours():
+    plan = schedule(2, 4, [Opening(), Opening(moves=("7g7f",))])
+    assert [(g.black, g.white, g.opening_index) for g in plan] == [(0, 1, 0), (1, 0, 0), (0, 1, 1), (1, 0, 1)]
+    assert len(schedule(3, 2, [Opening()])) == 6
+    assert len(schedule(3, 2, [Opening()], gauntlet=True)) == 4
+
+
+def _random_game(sfen: str, plies: int) -> tuple[GameRecord, Referee]:
+    rng = random.Random(7)
+    ref = Referee(sfen)
+    game = GameRecord(1, "Sente Engine", "Gote Engine", sfen)
+    for _ in range(plies):
+        usi = rng.choice(list(ref.board.legal_moves)).usi()
+        assert ref.play(usi) is None
+        game.moves.append(MoveRecord(usi, 1500, "cp 42", ["7g7f"], 3))
+    game.outcome = ref.resign()
+    return game, ref
+
+
+@pytest.mark.parametrize("sfen", [shogi.STARTING_SFEN,
+                                  "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w Pb 1"])
+def test_records_parse_back(sfen):
+    game, ref = _random_game(sfen, 40)
+    for parsed in (shogi.CSA.Parser.parse_str(to_csa(game))[0], shogi.KIF.Parser.parse_str(to_kif(game))[0]):
+        assert parsed["moves"] == ref.moves
+        assert parsed["names"] == ["Sente Engine", "Gote Engine"]
+        assert parsed["win"] == ("b" if game.outcome.winner == BLACK else "w")
+        assert shogi.Board(parsed["sfen"]).sfen() == shogi.Board(sfen).sfen()
+    assert "'** score cp 42 depth 3 pv 7g7f" in to_csa(game)
+    assert "*score cp 42 depth 3 pv 7g7f" in to_kif(game)
+
+
+# -- matches with fixture engines ----------------------------------------------------
+
+def _check_records(out_dir: str, summary: dict) -> None:
+    for res in summary["results"]:
+        base = os.path.join(out_dir, res["record"])
+        csa = shogi.CSA.Parser.parse_file(base + ".csa")[0]
+        kif = shogi.KIF.Parser.parse_file(base + ".kif")[0]
+        assert len(csa["moves"]) == len(kif["moves"]) == res["plies"]
+        assert csa["moves"] == kif["moves"]
+        assert csa["names"] == [res["black"], res["white"]]
+
+
+def test_random_vs_random_match(tmp_path):
+    cfg = config([spec("A", "random_engine.py", "--seed", "1"), spec("B", "random_engine.py", "--seed", "2")],
+                 tmp_path, games=4, openings=load_openings(os.path.join(FIXTURES, "openings.sfen")))
+    result = run_match(cfg)
+    out = cfg.out_dir
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    pair = summary["pairs"][0]
+    assert pair["wins"] + pair["losses"] + pair["draws"] == 4 == summary["games"] == len(result.games)
+    assert len(summary["results"]) == 4
+    points = summary["points"]
+    assert points["A"] + points["B"] == 4
+    assert points["A"] == pytest.approx(pair["wins"] + 0.5 * pair["draws"])
+    _check_records(out, summary)
+    assert "score cp" in open(os.path.join(out, summary["results"][0]["record"] + ".csa")).read()
+    log = open(os.path.join(out, "logs", "A.log")).read()
+    assert "> usinewgame" in log and "< bestmove" in log and "> gameover" in log
+    # each worker reuses its process: at most one start per worker and engine
+    assert log.count("* start") <= 2
+
+
+def _only_losses_for(result, loser: str, reason: Reason) -> None:
+    assert len(result.games) == result.planned
+    for g in result.games:
+        loser_side = BLACK if g.black == loser else WHITE
+        assert g.outcome.winner == 1 - loser_side, g.outcome
+        assert g.outcome.reason == reason
+
+
+def test_crashing_engine_loses_and_is_restarted(tmp_path):
+    cfg = config([spec("Good"), spec("Crasher", "crash_engine.py")], tmp_path, games=4)
+    result = run_match(cfg)
+    _only_losses_for(result, "Crasher", Reason.CRASH)
+    log = open(os.path.join(cfg.out_dir, "logs", "Crasher.log")).read()
+    assert "crashing on purpose" in log  # stderr kept
+    assert log.count("* start") == 4  # restarted for every game
+    _check_records(cfg.out_dir, json.load(open(os.path.join(cfg.out_dir, "summary.json"))))
+
+
+def test_hanging_engine_loses_and_is_killed(tmp_path):
+    cfg = config([spec("Good"), spec("Hanger", "hang_engine.py")], tmp_path, games=2)
+    result = run_match(cfg)
+    _only_losses_for(result, "Hanger", Reason.TIMEOUT)
+    log = open(os.path.join(cfg.out_dir, "logs", "Hanger.log")).read()
+    assert "hanging on purpose" in log and "killed" in log
+
+
+def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
+    cfg = config([spec("Good"), spec("Slow", "random_engine.py", "--sleep-ms", "400")], tmp_path,
+                 games=2, concurrency=1, margin_ms=50)
+    result = run_match(cfg)
+    _only_losses_for(result, "Slow", Reason.TIME_LOSS)
+    log = open(os.path.join(cfg.out_dir, "logs", "Slow.log")).read()
+    assert log.count("* start") == 1
+
+
+@pytest.mark.parametrize("flag,reason", [("--illegal-at", Reason.ILLEGAL_MOVE),
+                                         ("--resign-at", Reason.RESIGN),
+                                         ("--declare-at", Reason.FALSE_DECLARATION)])
+def test_engine_answers_adjudicated(tmp_path, flag, reason):
+    cfg = config([spec("Good"), spec("Bad", "random_engine.py", flag, "2")], tmp_path, games=2,
+                 concurrency=1)
+    result = run_match(cfg)
+    # the second go of the process: move 2 of game 1, and game 2 is a normal game
+    first = min(result.games, key=lambda g: g.index)
+    assert first.outcome.reason == reason and first.outcome.winner == BLACK
+
+
+def test_engine_that_cannot_start_loses(tmp_path):
+    bad = EngineSpec([os.path.join(FIXTURES, "no-such-engine")], "Missing", tc=TimeControl(byoyomi_ms=100))
+    result = run_match(config([spec("Good"), bad], tmp_path, games=2))
+    _only_losses_for(result, "Missing", Reason.CRASH)
+
+
+def test_sprt_stops_match_early(tmp_path):
+    cfg = config([spec("Good"), spec("Crasher", "crash_engine.py")], tmp_path, games=40,
+                 sprt=Sprt(0, 200))
+    result = run_match(cfg)
+    assert result.sprt_result == "H1"
+    assert 8 <= len(result.games) < 40
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert summary["sprt"]["result"] == "H1" and summary["games"] == len(result.games)
+
+
+def test_interrupt_keeps_finished_games(tmp_path):
+    cfg = config([spec("A"), spec("B")], tmp_path, games=20, concurrency=1, max_moves=20)
+
+    def interrupt(result, game):
+        if len(result.games) == 2:
+            raise KeyboardInterrupt
+
+    result = run_match(cfg, interrupt)
+    assert result.interrupted and 2 <= len(result.games) < 20
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert summary["interrupted"] and summary["games"] == len(result.games)
+    _check_records(cfg.out_dir, summary)
+
+
+# -- command line -------------------------------------------------------------------
+
+def test_engine_tokens_and_names():
+    fields = cli.parse_engine_tokens(["cmd=python -m usi_engine", "option.USI_Hash=64", "byoyomi=500"])
+    engine = cli.engine_from_fields(fields, {"byoyomi": 1000, "nodes": 7})
+    assert engine.cmd == ["python", "-m", "usi_engine"] and engine.name == "usi_engine"
+    assert engine.options == {"USI_Hash": "64"}
+    assert (engine.tc.byoyomi_ms, engine.tc.nodes) == (500, 7)
+    with pytest.raises(ValueError):
+        cli.parse_engine_tokens(["python"])
+
+
+def test_config_files(tmp_path):
+    ini = tmp_path / "m.ini"
+    ini.write_text("[match]\ngames = 6\nsprt = 0 5\n\n[engine new]\ncmd = python a.py --x 1\n"
+                   "option.USI_Hash = 64\n\n[engine old]\ncmd = python b.py\nnodes = 100\n")
+    settings, engines = cli.load_config(str(ini))
+    assert settings["games"] == 6 and settings["sprt"] == [0.0, 5.0]
+    assert [e["name"] for e in engines] == ["new", "old"] and engines[0]["option.USI_Hash"] == "64"
+    js = tmp_path / "m.json"
+    js.write_text(json.dumps({"games": 4, "engines": [{"cmd": ["x"], "options": {"Hash": 16}}]}))
+    settings, engines = cli.load_config(str(js))
+    assert settings["games"] == 4 and cli.engine_from_fields(engines[0], {}).options == {"Hash": "16"}
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    engine = f"cmd={sys.executable} {os.path.join(FIXTURES, 'random_engine.py')}"
+    out = tmp_path / "cli"
+    code = cli.main(["--engine", engine, "name=R1", "--engine", engine, "name=R2", "--games", "2",
+                     "--byoyomi", "100", "--random-openings", "6", "--seed", "1", "--max-moves", "60",
+                     "--out", str(out), "--concurrency", "2", "--quiet", "--sprt", "0", "10"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "R1 vs R2: W-L-D" in text and "SPRT" in text and "LOS" in text
+    summary = json.load(open(out / "summary.json"))
+    assert summary["games"] == 2 and summary["sprt"]["elo1"] == 10
+
+
+def test_script_help():
+    import subprocess
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "match.py"), "--help"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    for flag in ("--engine", "--games", "--concurrency", "--byoyomi", "--time", "--inc", "--nodes",
+                 "--depth", "--openings", "--random-openings", "--max-moves", "--sprt", "--out",
+                 "--seed", "--gauntlet", "--margin", "--config"):
+        assert flag in proc.stdout
