@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import os
 import shlex
+import signal
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
@@ -256,6 +257,10 @@ def describe(config: MatchConfig) -> str:
     return "\n".join(lines)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -264,6 +269,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     print(describe(config), flush=True)
+    # Ctrl-C (and SIGTERM) stop the match but keep the finished games; install the
+    # handler explicitly, a shell may have started us with SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
     progress = Progress(quiet)
     result = run_match(config, progress)
     progress.done()

@@ -24,7 +24,7 @@ import shogi
 
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
-from .stats import Sprt, Summary, summarize
+from .stats import Sprt, Summary, fmt_elo, summarize
 from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
@@ -453,7 +453,8 @@ class MatchResult:
         total = self.first_engine()
         s = total.summary()
         line = (f"games {len(self.games)}/{self.planned}  {self.config.engines[0].name}: "
-                f"W-L-D {s.wins}-{s.losses}-{s.draws}  Elo {s.elo:+.1f} +- {s.elo_error:.1f}")
+                f"W-L-D {s.wins}-{s.losses}-{s.draws}  "
+                f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}")
         if self.config.sprt is not None:
             line += f"  LLR {self.config.sprt.llr(s.wins, s.losses, s.draws):.2f}"
         return line

@@ -157,6 +157,7 @@ def fmt_elo(value: float, sign: bool = True) -> str:
         return "nan"
     if math.isinf(value):
         return ("+inf" if value > 0 else "-inf") if sign else "inf"
+    value = round(value, 1) + 0.0  # no "-0.0"
     return f"{value:+.1f}" if sign else f"{value:.1f}"
 
 
