@@ -1,0 +1,80 @@
+"""Move-ordering statistics: Butterfly, PieceTo (continuation) and CounterMove tables and
+killers, as YaneuraOu's movepick keeps them.
+
+Every history entry moves by the bounded rule  entry += bonus - entry * |bonus| / D,
+which keeps it within [-D, D] as long as |bonus| <= D: large entries saturate instead of
+overflowing, and a long-lived statistic still follows recent results.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .types import PIECE_NB, FROM_NB, NSQ, MAX_PLY
+
+BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
+CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
+PIECE_TO = PIECE_NB * NSQ
+
+Histories = namedtuple("Histories", [
+    "butterfly",     # int32[2, FROM_NB, 81]
+    "continuation",  # int32[PIECE_TO, PIECE_TO]: indexed by a previous move and this move
+    "counter",       # int32[PIECE_TO]: the refutation last seen for a previous move
+    "killers",       # int32[MAX_PLY + 8, 2]
+])
+
+
+def new_histories() -> Histories:
+    return Histories(np.zeros((2, FROM_NB, NSQ), np.int32),
+                     np.zeros((PIECE_TO, PIECE_TO), np.int32),
+                     np.zeros(PIECE_TO, np.int32),
+                     np.zeros((MAX_PLY + 8, 2), np.int32))
+
+
+def clear_histories(h: Histories) -> None:
+    for table in h:
+        table.fill(0)
+
+
+@njit(cache=True, inline="always")
+def bounded_update(entry, bonus, d):
+    """The bounded history rule; returns the new entry value."""
+    return entry + bonus - entry * abs(bonus) // d
+
+
+@njit(cache=True)
+def history_bonus(depth_plies):
+    """Reward for a cutoff at this remaining depth (never above the smallest D)."""
+    return min(depth_plies * depth_plies * 32 + 64, 2000)
+
+
+@njit(cache=True, inline="always")
+def piece_to(m):
+    """Continuation index of a move: the piece after the move and its destination."""
+    return (((m >> 15) & 31) | (((m >> 14) & 1) << 3)) * 81 + (m & 127)
+
+
+@njit(cache=True)
+def update_quiet(h, color, m, prev1, prev2, bonus):
+    """Apply `bonus` to move m in the butterfly table and the continuation tables of the
+    previous one and two moves (prev = -1 when there is none)."""
+    frm = (m >> 7) & 127
+    to = m & 127
+    h.butterfly[color, frm, to] = bounded_update(h.butterfly[color, frm, to], bonus, BUTTERFLY_D)
+    pt = piece_to(m)
+    if prev1 >= 0:
+        h.continuation[prev1, pt] = bounded_update(h.continuation[prev1, pt], bonus, CONTINUATION_D)
+    if prev2 >= 0:
+        h.continuation[prev2, pt] = bounded_update(h.continuation[prev2, pt], bonus, CONTINUATION_D)
+
+
+@njit(cache=True)
+def quiet_score(h, color, m, prev1, prev2):
+    """Ordering score of a quiet move from the three tables."""
+    s = np.int64(h.butterfly[color, (m >> 7) & 127, m & 127])
+    pt = piece_to(m)
+    if prev1 >= 0:
+        s += h.continuation[prev1, pt]
+    if prev2 >= 0:
+        s += h.continuation[prev2, pt]
+    return s

@@ -1,0 +1,470 @@
+"""Alpha-beta search: PVS with quiescence, a shared TT of best and second-best moves,
+sennichite and perpetual-check scoring, history-driven ordering and reductions.
+
+Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by half a ply,
+as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
+returns at once when told; the caller throws away an interrupted result.
+"""
+from collections import namedtuple
+import math
+
+import numba
+import numpy as np
+from numba import njit, int64
+
+from .types import MAX_PLY, MAX_MOVES, DROP_BASE, PAWN, KING
+from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
+                    repetition_state, ST_SIDE, ST_PLY, ST_KING,
+                    REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR, REP_INFERIOR)
+from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
+from .evaluate import evaluate
+from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
+                 VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
+from .history import (update_quiet, history_bonus, piece_to, quiet_score, BUTTERFLY_D)
+from .movepick import score_moves, pick_next, is_capture_or_promotion
+from .weights import TYPE_VALUE
+
+ONE_PLY = 2
+VALUE_INF = VALUE_MATE + 1
+VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big gain
+REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
+STACK = MAX_PLY + 8
+QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
+
+# ctx.params fields (set by the Python driver)
+P_GENERATION = 0
+P_ROOT_SIDE = 1
+P_DRAW_VALUE = 2      # value of a draw for the root side
+P_NODE_LIMIT = 3      # 0: none
+P_NULL_MOVE = 4       # switches: 1 on, 0 off
+P_LMR = 5
+P_FUTILITY = 6
+P_RAZORING = 7
+P_CHECK_EXT = 8
+P_MATE1 = 9
+P_ROOT_N = 10         # number of root moves
+P_PV_INDEX = 11       # MultiPV: root moves before this index are already searched
+P_ROOT_PLY = 12       # pos ply at the root
+P_ROOT_DEPTH = 13
+P_NB = 16
+# ctx.stats fields (written by the search)
+S_NODES = 0
+S_SELDEPTH = 1
+S_ABORTED = 2
+S_ROOT_DONE = 3       # root moves fully searched in the current iteration
+S_NB = 8
+
+SearchCtx = namedtuple("SearchCtx", [
+    "tt",            # uint64[N, 3], shared by all threads
+    "butterfly", "continuation", "counter", "killers",   # this thread's history (history.py)
+    "moves",         # int32[STACK, MAX_MOVES]: move list per ply
+    "scores",        # int64[STACK, MAX_MOVES]: ordering scores per ply
+    "pv",            # int32[STACK, STACK]: triangular principal variation
+    "pv_len",        # int64[STACK]
+    "stack_eval",    # int64[STACK]: static eval per ply
+    "stack_pt",      # int64[STACK]: continuation index of the move made at each ply (-1 none)
+    "quiets",        # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
+    "root_moves",    # int32[MAX_MOVES]
+    "root_scores",   # int64[MAX_MOVES]
+    "params",        # int64[P_NB]
+    "stats",         # int64[S_NB]
+    "stop",          # int32[1]: set by Python to stop the search
+])
+
+
+def new_context(tt, stop) -> SearchCtx:
+    from .history import new_histories
+    h = new_histories()
+    return SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
+                     np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
+                     np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
+                     np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
+                     np.zeros((STACK, QUIETS_KEPT), np.int32),
+                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
+                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64), stop)
+
+
+POS_T = numba.typeof(new_position())
+CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
+
+
+def _reduction_table():
+    r = np.zeros((64, 64), np.int64)
+    for d in range(1, 64):
+        for n in range(1, 64):
+            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 2.1)
+    return r
+
+
+REDUCTIONS = _reduction_table()   # in plies, by depth (plies) and move number
+
+
+@njit(cache=True, inline="always")
+def mated_in(ply):
+    return -VALUE_MATE + ply
+
+
+@njit(cache=True, inline="always")
+def mate_in(ply):
+    return VALUE_MATE - ply
+
+
+@njit(cache=True)
+def _draw_value(pos, ctx):
+    v = ctx.params[P_DRAW_VALUE]
+    return v if pos.st[ST_SIDE] == ctx.params[P_ROOT_SIDE] else -v
+
+
+@njit(cache=True)
+def _should_stop(ctx):
+    if ctx.stop[0] != 0:
+        return True
+    limit = ctx.params[P_NODE_LIMIT]
+    if limit > 0 and ctx.stats[S_NODES] >= limit:
+        ctx.stop[0] = 1
+        return True
+    return False
+
+
+@njit(cache=True)
+def _repetition_score(pos, ctx, ply):
+    """Score of an in-tree repetition, or VALUE_INF when there is none."""
+    rep = repetition_state(pos, REPETITION_SCAN, 1)
+    if rep == REP_NONE:
+        return VALUE_INF
+    if rep == REP_DRAW:
+        return _draw_value(pos, ctx)
+    if rep == REP_WIN:
+        return mate_in(ply)
+    if rep == REP_LOSE:
+        return mated_in(ply)
+    if rep == REP_SUPERIOR:
+        return VALUE_SUPERIOR if ply > 1 else VALUE_INF
+    return -VALUE_SUPERIOR if ply > 1 else VALUE_INF
+
+
+@njit(cache=True)
+def _update_pv(ctx, ply, m):
+    ctx.pv[ply, ply] = m
+    end = ctx.pv_len[ply + 1]
+    for i in range(ply + 1, end):
+        ctx.pv[ply, i] = ctx.pv[ply + 1, i]
+    ctx.pv_len[ply] = end if end > ply + 1 else ply + 1
+
+
+@njit(int64(POS_T, CTX_T, int64, int64, int64), cache=True)
+def qsearch(pos, ctx, alpha, beta, ply):
+    """Captures and pawn promotions until the position is quiet; all evasions in check."""
+    ctx.stats[S_NODES] += 1
+    ctx.pv_len[ply] = ply
+    if ply > ctx.stats[S_SELDEPTH]:
+        ctx.stats[S_SELDEPTH] = ply
+    if _should_stop(ctx):
+        return 0
+    in_check = pos.checks[pos.st[ST_PLY]] != 0
+    if ply >= MAX_PLY:
+        return 0 if in_check else evaluate(pos)
+    key = pos.keys[pos.st[ST_PLY]]
+    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
+    if hit:
+        v = value_from_tt(tt_value, ply)
+        if (tt_bound == BOUND_EXACT or (tt_bound == BOUND_LOWER and v >= beta)
+                or (tt_bound == BOUND_UPPER and v <= alpha)) and beta - alpha == 1:
+            return v
+    us = pos.st[ST_SIDE]
+    if in_check:
+        best = -VALUE_INF
+        stand_pat = -VALUE_INF
+    else:
+        stand_pat = tt_eval if hit else evaluate(pos)
+        if stand_pat >= beta:
+            return stand_pat
+        if stand_pat > alpha:
+            alpha = stand_pat
+        best = stand_pat
+    moves = ctx.moves[ply]
+    scores = ctx.scores[ply]
+    n = generate(pos, moves, GEN_ALL if in_check else GEN_CAPTURES, False)
+    if in_check and n == 0:
+        return mated_in(ply)
+    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, -1, -1)
+    best_move = 0
+    for i in range(n):
+        m = pick_next(moves, scores, i, n)
+        if not in_check:
+            # delta pruning: even winning the piece cannot lift alpha
+            gain = TYPE_VALUE[pos.board[m & 127] & 15] + 200
+            if stand_pat + gain < alpha and (m >> 14) & 1 == 0:
+                continue
+            if scores[i] < 0:
+                break          # losing captures are left alone
+        do_move(pos, m)
+        v = -qsearch(pos, ctx, -beta, -alpha, ply + 1)
+        undo_move(pos)
+        if ctx.stop[0] != 0:
+            return 0
+        if v > best:
+            best = v
+            if v > alpha:
+                best_move = m
+                alpha = v
+                _update_pv(ctx, ply, m)
+                if v >= beta:
+                    break
+    bound = BOUND_LOWER if best >= beta else BOUND_UPPER
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else 0,
+          0, bound, ctx.params[P_GENERATION])
+    return best
+
+
+@njit(cache=True)
+def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
+    """Reward the quiet move that cut off; penalise the quiet moves tried before it."""
+    bonus = history_bonus(d_plies)
+    update_quiet(ctx, us, m, prev1, prev2, bonus)
+    for j in range(n_failed):
+        update_quiet(ctx, us, failed[j], prev1, prev2, -bonus)
+    if ctx.killers[ply, 0] != m:
+        ctx.killers[ply, 1] = ctx.killers[ply, 0]
+        ctx.killers[ply, 0] = m
+    if prev1 >= 0:
+        ctx.counter[prev1] = m
+
+
+@njit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64), cache=True)
+def search(pos, ctx, alpha, beta, depth, ply, cut_node):
+    """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
+    cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
+    typed value, never a literal (True, 1): a literal-typed call is left unresolved in numba's
+    on-disk cache and the next start aborts with 'Symbol not found'."""
+    if depth < ONE_PLY:
+        return qsearch(pos, ctx, alpha, beta, ply)
+    YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
+    NO = np.int64(0)
+    pv_node = beta - alpha > 1
+    ctx.stats[S_NODES] += 1
+    ctx.pv_len[ply] = ply
+    if ply > ctx.stats[S_SELDEPTH]:
+        ctx.stats[S_SELDEPTH] = ply
+    if _should_stop(ctx):
+        return 0
+    pos_ply = pos.st[ST_PLY]
+    in_check = pos.checks[pos_ply] != 0
+    if ply >= MAX_PLY:
+        return 0 if in_check else evaluate(pos)
+    rep = _repetition_score(pos, ctx, ply)
+    if rep != VALUE_INF:
+        return rep
+    # mate distance pruning
+    if alpha < mated_in(ply):
+        alpha = mated_in(ply)
+    if beta > mate_in(ply + 1):
+        beta = mate_in(ply + 1)
+    if alpha >= beta:
+        return alpha
+
+    key = pos.keys[pos_ply]
+    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
+    tt_v = value_from_tt(tt_value, ply) if hit else 0
+    if hit and not pv_node and tt_depth >= depth:
+        if tt_bound == BOUND_EXACT or (tt_bound == BOUND_LOWER and tt_v >= beta) \
+                or (tt_bound == BOUND_UPPER and tt_v <= alpha):
+            return tt_v
+    params = ctx.params
+    us = pos.st[ST_SIDE]
+    d_plies = depth // ONE_PLY
+
+    # static evaluation and the pruning it allows
+    if in_check:
+        static = -VALUE_INF
+    else:
+        static = tt_eval if hit else evaluate(pos)
+    ctx.stack_eval[ply] = static
+    improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
+    if not in_check and not pv_node:
+        if params[P_RAZORING] and d_plies <= 2 and static + 320 * d_plies < alpha:
+            v = qsearch(pos, ctx, alpha - 1, alpha, ply)
+            if v < alpha:
+                return v
+        if params[P_FUTILITY] and d_plies <= 6 and static - 110 * (d_plies - improving) >= beta \
+                and static < VALUE_MATE_IN_MAX:
+            return static
+        if params[P_NULL_MOVE] and d_plies >= 2 and static >= beta and ctx.stack_pt[ply - 1] >= 0 \
+                and ply > 0 and beta > -VALUE_MATE_IN_MAX:
+            r = 3 + d_plies // 4
+            ctx.stack_pt[ply] = -1
+            do_null_move(pos)
+            v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
+            undo_null_move(pos)
+            if ctx.stop[0] != 0:
+                return 0
+            if v >= beta:
+                return beta if v >= VALUE_MATE_IN_MAX else v
+
+    # move loop
+    moves = ctx.moves[ply]
+    scores = ctx.scores[ply]
+    n = generate(pos, moves, GEN_ALL, False)
+    if n == 0:
+        return mated_in(ply)       # no legal move loses in shogi, in check or not
+    if tt1 != 0 and not is_legal(pos, tt1):
+        tt1 = 0
+    if tt2 != 0 and not is_legal(pos, tt2):
+        tt2 = 0
+    prev1 = ctx.stack_pt[ply - 1] if ply >= 1 else -1
+    prev2 = ctx.stack_pt[ply - 2] if ply >= 2 else -1
+    counter = ctx.counter[prev1] if prev1 >= 0 else 0
+    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, prev2)
+
+    best = -VALUE_INF
+    best_move = 0
+    quiets_tried = 0
+    move_count = 0
+    skip_quiets = False
+    extend_ok = ply < 2 * params[P_ROOT_DEPTH]
+    for i in range(n):
+        m = pick_next(moves, scores, i, n)
+        quiet = not is_capture_or_promotion(pos.board, m)
+        if quiet and skip_quiets:
+            continue
+        move_count += 1
+        checks = gives_check(pos, m)
+        # shallow pruning of late quiet moves
+        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX:
+            if params[P_FUTILITY] and d_plies <= 8 and move_count > 3 + d_plies * d_plies:
+                skip_quiets = True
+                continue
+            if params[P_FUTILITY] and d_plies <= 4 and static + 160 + 130 * d_plies <= alpha:
+                continue
+        ext = 0
+        if extend_ok and params[P_CHECK_EXT]:
+            if checks:
+                ext = ONE_PLY // 2
+            if in_check and n == 1:
+                ext = ONE_PLY
+        new_depth = depth - ONE_PLY + ext
+        ctx.stack_pt[ply] = piece_to(m)
+        do_move(pos, m)
+        if move_count == 1:
+            v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
+        else:
+            r = 0
+            if params[P_LMR] and d_plies >= 3 and quiet and not in_check and not checks:
+                r = REDUCTIONS[min(d_plies, 63), min(move_count, 63)]
+                if pv_node:
+                    r -= 1
+                if cut_node:
+                    r += 1
+                if scores[i] > BUTTERFLY_D // 2:
+                    r -= 1
+                elif scores[i] < -BUTTERFLY_D:
+                    r += 1
+                if r < 0:
+                    r = 0
+                if new_depth - r * ONE_PLY < ONE_PLY:
+                    r = (new_depth - ONE_PLY) // ONE_PLY
+                    if r < 0:
+                        r = 0
+            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r * ONE_PLY, ply + 1, YES)
+            if v > alpha and r > 0:
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
+            if v > alpha and v < beta and pv_node:
+                v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
+        undo_move(pos)
+        if ctx.stop[0] != 0:
+            return 0
+        if v > best:
+            best = v
+            if v > alpha:
+                best_move = m
+                if pv_node:
+                    _update_pv(ctx, ply, m)
+                if v >= beta:
+                    break
+                alpha = v
+        if quiet and m != best_move and quiets_tried < QUIETS_KEPT:
+            ctx.quiets[ply, quiets_tried] = m    # penalised if a later move cuts off
+            quiets_tried += 1
+
+    if best >= beta and best_move != 0 and not is_capture_or_promotion(pos.board, best_move):
+        _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
+    bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else 0,
+          depth, bound, params[P_GENERATION])
+    return best
+
+
+@njit(int64(POS_T, CTX_T, int64, int64, int64), cache=True, nogil=True)
+def root_search(pos, ctx, alpha, beta, depth):
+    """One iteration over the root moves from P_PV_INDEX on (ctx.root_moves, ordered by the
+    previous iteration).  A move that raises alpha moves to the front; ctx.pv[0] is its line.
+    Returns the best score (a fail-low returns <= alpha).  On stop, S_ABORTED is set and
+    S_ROOT_DONE tells how many moves were finished."""
+    params = ctx.params
+    YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
+    NO = np.int64(0)
+    ONE = np.int64(1)
+    ctx.stats[S_ABORTED] = 0
+    ctx.stats[S_ROOT_DONE] = 0
+    params[P_ROOT_DEPTH] = depth // ONE_PLY
+    first = params[P_PV_INDEX]
+    n = params[P_ROOT_N]
+    best = -VALUE_INF
+    in_check = pos.checks[pos.st[ST_PLY]] != 0
+    for i in range(first, n):
+        m = ctx.root_moves[i]
+        ext = ONE_PLY // 2 if params[P_CHECK_EXT] and gives_check(pos, m) else 0
+        if in_check and n == 1:
+            ext = ONE_PLY
+        new_depth = depth - ONE_PLY + ext
+        ctx.stack_pt[0] = piece_to(m)
+        do_move(pos, m)
+        if i == first:
+            v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
+        else:
+            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+            if v > alpha and v < beta and ctx.stop[0] == 0:
+                v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
+        undo_move(pos)
+        if ctx.stop[0] != 0:
+            ctx.stats[S_ABORTED] = 1
+            break
+        ctx.stats[S_ROOT_DONE] += 1
+        ctx.root_scores[i] = v
+        if v > best:
+            best = v
+            if v > alpha or i == first:
+                # bring the move to the front of the unsearched part, keep the others' order
+                for j in range(i, first, -1):
+                    ctx.root_moves[j] = ctx.root_moves[j - 1]
+                    ctx.root_scores[j] = ctx.root_scores[j - 1]
+                ctx.root_moves[first] = m
+                ctx.root_scores[first] = v
+                _update_pv(ctx, 0, m)
+                if v > alpha:
+                    alpha = v
+                if v >= beta:
+                    break
+    if not ctx.stats[S_ABORTED] and best > -VALUE_INF:
+        key = pos.keys[pos.st[ST_PLY]]
+        bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > -VALUE_INF else BOUND_UPPER)
+        if first == 0:
+            store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0), 0, depth, bound,
+                  params[P_GENERATION])
+    return best
+
+
+@njit(cache=True)
+def init_root(pos, ctx):
+    """Fill ctx.root_moves with the legal root moves ordered by a quick score; return n."""
+    n = generate(pos, ctx.root_moves, GEN_ALL, False)
+    hit, tt1, tt2, _v, _e, _d, _b = probe(ctx.tt, pos.keys[pos.st[ST_PLY]])
+    us = pos.st[ST_SIDE]
+    score_moves(pos, ctx, ctx.root_moves, ctx.root_scores, n, us, tt1, tt2, 0, 0, -1, -1)
+    for i in range(n):
+        pick_next(ctx.root_moves, ctx.root_scores, i, n)
+    ctx.params[P_ROOT_N] = n
+    ctx.params[P_ROOT_PLY] = pos.st[ST_PLY]
+    ctx.stack_pt[:] = -1
+    ctx.stats[:] = 0
+    return n

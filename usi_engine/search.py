@@ -1,0 +1,250 @@
+"""The Python side of the search: iterative deepening, aspiration windows, MultiPV and
+Lazy SMP threads around the numba `root_search`.
+
+Python owns the clock: `think` runs in the caller's thread (numba releases the GIL), and
+another thread stops it by setting `stop[0]`.  After every iteration (and every fail-high
+or fail-low) it reports an `IterationInfo`, from which the protocol prints `info` lines.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .core import board as cb
+from .core import search as cs
+from .core.history import clear_histories, Histories
+from .core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
+from .core.types import MAX_PLY
+from .position import Position, move_to_usi
+
+DEFAULT_TT_ENTRIES = 1 << 20
+ASPIRATION_DELTA = 40
+
+
+@dataclass
+class IterationInfo:
+    """One `info` line: a finished iteration, a fail-high/low, or one MultiPV line."""
+    depth: int
+    seldepth: int
+    multipv: int
+    score_cp: int | None
+    score_mate: int | None       # plies to mate, negative when the side to move is mated
+    bound: str | None            # None exact, "lowerbound" or "upperbound"
+    nodes: int
+    time_ms: int
+    nps: int
+    hashfull: int
+    pv: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ThinkResult:
+    best: str | None             # None: no legal move
+    ponder: str | None
+    info: IterationInfo | None   # the line to print right before bestmove
+
+
+def score_fields(v: int) -> tuple[int | None, int | None]:
+    """(cp, mate) for a search score from the side to move's point of view."""
+    if v >= VALUE_MATE_IN_MAX:
+        return None, VALUE_MATE - v
+    if v <= -VALUE_MATE_IN_MAX:
+        return None, -(VALUE_MATE + v)
+    return v, None
+
+
+class Searcher:
+    """Owns the TT, one search context per thread, and runs `think`."""
+
+    SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1}
+    _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
+                     "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT}
+
+    def __init__(self) -> None:
+        self.tt = table_for_entries(DEFAULT_TT_ENTRIES)
+        self.threads = 1
+        self.draw_value = 0
+        self.switches = dict(self.SWITCHES)
+        self.generation = 0
+        self._helper_stop = np.zeros(1, np.int32)
+        self._contexts: list[cs.SearchCtx] = []
+        self._positions: list[cb.PosArrays] = []
+        self._best_changes: list[int] = []
+        self._ensure_contexts()
+
+    # --- configuration ---------------------------------------------------------------
+    def _ensure_contexts(self) -> None:
+        while len(self._contexts) < self.threads:
+            self._contexts.append(cs.new_context(self.tt, self._helper_stop))
+            self._positions.append(cb.new_position())
+        del self._contexts[self.threads:]
+        del self._positions[self.threads:]
+        self._contexts = [c._replace(tt=self.tt) for c in self._contexts]
+
+    def configure(self, *, hash_mb: int | None = None, threads: int | None = None,
+                  draw_value: int | None = None, switches: dict[str, int] | None = None) -> None:
+        if hash_mb is not None:
+            table = new_table(hash_mb)
+            if table.shape != self.tt.shape:
+                self.tt = table
+        if threads is not None:
+            self.threads = max(1, int(threads))
+        if draw_value is not None:
+            self.draw_value = int(draw_value)
+        for name, value in (switches or {}).items():
+            if name not in self.SWITCHES:
+                raise ValueError(f"unknown search switch {name!r}")
+            self.switches[name] = int(value)
+        self._ensure_contexts()
+
+    def new_game(self) -> None:
+        """Forget everything learned: TT and all history tables."""
+        self.tt.fill(0)
+        for ctx in self._contexts:
+            clear_histories(Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers))
+
+    def warmup(self) -> None:
+        """Compile (or load from the cache) every search function and run a tiny search."""
+        pos = Position("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
+        self.think(pos, depth=3, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
+                   on_iteration=lambda info: None)
+        self.new_game()
+
+    def stability(self) -> float:
+        """1.0 when the best move held over the last iterations, towards 0 when it changed."""
+        recent = self._best_changes[-4:]
+        return 1.0 / (1.0 + sum(recent))
+
+    # --- thinking --------------------------------------------------------------------
+    def _prepare(self, i: int, pos: Position, stop: np.ndarray, node_limit: int) -> cs.SearchCtx:
+        ctx = self._contexts[i]._replace(stop=stop)
+        arrays = self._positions[i]
+        cb.copy_into(arrays, pos.arrays)
+        p = ctx.params
+        p[cs.P_GENERATION] = self.generation
+        p[cs.P_ROOT_SIDE] = pos.side_to_move()
+        p[cs.P_DRAW_VALUE] = self.draw_value
+        p[cs.P_NODE_LIMIT] = node_limit
+        p[cs.P_PV_INDEX] = 0
+        for name, index in self._SWITCH_PARAM.items():
+            p[index] = self.switches[name]
+        cs.init_root(arrays, ctx)
+        return ctx
+
+    def _nodes(self) -> int:
+        return int(sum(int(c.stats[cs.S_NODES]) for c in self._contexts))
+
+    def think(self, pos: Position, *, depth: int | None, nodes: int | None, multipv: int,
+              stop: np.ndarray, on_iteration: Callable[[IterationInfo], None]) -> ThinkResult:
+        """Iterative deepening until `depth`, `nodes`, or stop[0] is set."""
+        self.generation = (self.generation + 1) & 255
+        self._best_changes = []
+        start = time.monotonic()
+        ctx = self._prepare(0, pos, stop, nodes or 0)
+        arrays = self._positions[0]
+        n_root = int(ctx.params[cs.P_ROOT_N])
+        if n_root == 0:
+            return ThinkResult(None, None, None)
+        max_depth = min(depth or MAX_PLY - 1, MAX_PLY - 1)
+        multipv = max(1, min(multipv, n_root))
+        helpers = self._start_helpers(pos, max_depth)
+        last_scores = [0] * multipv
+        lines: list[IterationInfo | None] = [None] * multipv
+        final: IterationInfo | None = None
+        best_move = int(ctx.root_moves[0])
+        best_pv = [best_move]
+        try:
+            for d in range(1, max_depth + 1):
+                for k in range(multipv):
+                    ctx.params[cs.P_PV_INDEX] = k
+                    score, exact = self._aspiration(arrays, ctx, d, last_scores[k], k, start, on_iteration)
+                    if ctx.stats[cs.S_ABORTED]:
+                        if k == 0 and ctx.stats[cs.S_ROOT_DONE] > 0:
+                            best_move = int(ctx.root_moves[0])
+                            best_pv = self._pv(ctx)
+                        break
+                    last_scores[k] = score
+                    lines[k] = self._info(ctx, d, k + 1, score, None, start, self._pv(ctx))
+                    if k == 0:
+                        self._best_changes.append(int(ctx.root_moves[0]) != best_move)
+                        best_move = int(ctx.root_moves[0])
+                        best_pv = self._pv(ctx)
+                if ctx.stats[cs.S_ABORTED]:
+                    break
+                for line in lines:
+                    on_iteration(line)
+                final = lines[0]
+                if stop[0] or self._mate_proven(last_scores[0], d):
+                    break
+        finally:
+            self._helper_stop[0] = 1
+            for t in helpers:
+                t.join()
+        if final is None or final.pv[:1] != [move_to_usi(best_move)]:
+            final = self._info(ctx, max(1, final.depth if final else 1), 1,
+                               last_scores[0], None, start, [move_to_usi(m) for m in best_pv])
+        else:
+            final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
+        ponder = final.pv[1] if len(final.pv) > 1 else None
+        return ThinkResult(move_to_usi(best_move), ponder, final)
+
+    def _aspiration(self, arrays, ctx, d, previous, k, start, on_iteration):
+        """Search one iteration in a window around the previous score, widening on failure."""
+        inf = cs.VALUE_INF
+        delta = ASPIRATION_DELTA
+        alpha, beta = (-inf, inf) if d < 4 else (max(previous - delta, -inf), min(previous + delta, inf))
+        while True:
+            score = int(cs.root_search(arrays, ctx, alpha, beta, d * cs.ONE_PLY))
+            if ctx.stats[cs.S_ABORTED]:
+                return score, False
+            if score <= alpha and alpha > -inf:
+                on_iteration(self._info(ctx, d, k + 1, score, "upperbound", start, self._pv(ctx)))
+                beta = (alpha + beta) // 2
+                alpha = max(score - delta, -inf)
+            elif score >= beta and beta < inf:
+                on_iteration(self._info(ctx, d, k + 1, score, "lowerbound", start, self._pv(ctx)))
+                beta = min(score + delta, inf)
+            else:
+                return score, True
+            delta += delta // 2 + 10
+
+    @staticmethod
+    def _mate_proven(score: int, depth: int) -> bool:
+        return abs(score) >= VALUE_MATE_IN_MAX and depth >= VALUE_MATE - abs(score) + 4
+
+    @staticmethod
+    def _pv(ctx) -> list[int]:
+        n = int(ctx.pv_len[0])
+        return [int(m) for m in ctx.pv[0, :max(n, 1)]]
+
+    def _info(self, ctx, depth, multipv, score, bound, start, pv) -> IterationInfo:
+        elapsed = time.monotonic() - start
+        nodes = self._nodes()
+        cp, mate = score_fields(score)
+        pv_text = [move_to_usi(m) if isinstance(m, int) else m for m in pv]
+        return IterationInfo(depth, int(ctx.stats[cs.S_SELDEPTH]), multipv, cp, mate, bound, nodes,
+                             int(elapsed * 1000), int(nodes / elapsed) if elapsed > 0 else 0,
+                             int(hashfull(self.tt, self.generation)), pv_text)
+
+    # --- Lazy SMP ------------------------------------------------------------------------
+    def _start_helpers(self, pos: Position, max_depth: int) -> list[threading.Thread]:
+        self._helper_stop[0] = 0
+        threads = []
+        for i in range(1, self.threads):
+            ctx = self._prepare(i, pos, self._helper_stop, 0)
+            t = threading.Thread(target=self._helper, args=(i, ctx, max_depth), daemon=True)
+            t.start()
+            threads.append(t)
+        return threads
+
+    def _helper(self, i: int, ctx, max_depth: int) -> None:
+        """A helper thread deepens on its own (odd threads one ply ahead), sharing only the TT."""
+        arrays = self._positions[i]
+        for d in range(1 + i % 2, max_depth + 1):
+            cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, d * cs.ONE_PLY)
+            if self._helper_stop[0]:
+                return
