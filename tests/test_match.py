@@ -16,7 +16,7 @@ import shogi.KIF
 from usi_engine.match import cli, stats
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
-from usi_engine.match.runner import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings,
+from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, Opening, TimeControl, load_openings,
                                      material_balance, parse_opening_line, random_openings,
                                      run_match, schedule)
 from usi_engine.match.stats import Sprt
@@ -257,6 +257,7 @@ def _random_game(sfen: str, plies: int) -> tuple[GameRecord, Referee]:
                                   "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w Pb 1"])
 def test_records_parse_back(sfen):
     game, ref = _random_game(sfen, 40)
+    game.moves[3].elapsed_ms = -0.2  # clock jitter must not break the KIF time field
     for parsed in (shogi.CSA.Parser.parse_str(to_csa(game))[0], shogi.KIF.Parser.parse_str(to_kif(game))[0]):
         assert parsed["moves"] == ref.moves
         assert parsed["names"] == ["Sente Engine", "Gote Engine"]
@@ -264,6 +265,24 @@ def test_records_parse_back(sfen):
         assert shogi.Board(parsed["sfen"]).sfen() == shogi.Board(sfen).sfen()
     assert "'** score cp 42 depth 3 pv 7g7f" in to_csa(game)
     assert "*score cp 42 depth 3 pv 7g7f" in to_kif(game)
+
+
+def test_clocks_and_go_commands():
+    byo = (Clock(TimeControl(time_ms=2000, byoyomi_ms=1000)), Clock(TimeControl(time_ms=2000, byoyomi_ms=1000)))
+    assert go_command(byo, BLACK) == "go btime 2000 wtime 2000 byoyomi 1000"
+    assert byo[BLACK].allowed_ms() == 3000
+    byo[BLACK].consume(2500)  # main time gone, into byoyomi
+    assert byo[BLACK].remaining_ms == 0 and byo[BLACK].allowed_ms() == 1000
+    fischer = (Clock(TimeControl(time_ms=10000, inc_ms=500)), Clock(TimeControl(time_ms=8000, inc_ms=500)))
+    assert go_command(fischer, WHITE) == "go btime 10000 wtime 8000 binc 500 winc 500"
+    assert fischer[WHITE].allowed_ms() == 8500  # the increment is usable for this move
+    fischer[WHITE].consume(1500)
+    assert fischer[WHITE].remaining_ms == 7000
+    nodes = (Clock(TimeControl(nodes=5000)), Clock(TimeControl(depth=3)))
+    assert go_command(nodes, BLACK) == "go nodes 5000" and go_command(nodes, WHITE) == "go depth 3"
+    assert nodes[BLACK].allowed_ms() is None
+    mixed = (Clock(TimeControl(byoyomi_ms=1000, nodes=100)), Clock(TimeControl(byoyomi_ms=1000)))
+    assert go_command(mixed, BLACK) == "go btime 0 wtime 0 byoyomi 1000 nodes 100"
 
 
 # -- matches with fixture engines ----------------------------------------------------
@@ -296,6 +315,17 @@ def test_random_vs_random_match(tmp_path):
     assert "> usinewgame" in log and "< bestmove" in log and "> gameover" in log
     # each worker reuses its process: at most one start per worker and engine
     assert log.count("* start") <= 2
+
+
+@pytest.mark.parametrize("gauntlet,games", [(False, 6), (True, 4)])
+def test_round_robin_and_gauntlet(tmp_path, gauntlet, games):
+    engines = [spec("A"), spec("B"), spec("C")]
+    result = run_match(config(engines, tmp_path, games=2, max_moves=30, gauntlet=gauntlet))
+    assert len(result.games) == games
+    assert sum(result.points().values()) == games
+    summary = json.load(open(os.path.join(tmp_path, "out", "summary.json")))
+    assert len(summary["pairs"]) == (3 if not gauntlet else 2)
+    assert sum(p["games"] for p in summary["pairs"]) == games
 
 
 def _only_losses_for(result, loser: str, reason: Reason) -> None:

@@ -141,7 +141,7 @@ def to_csa(game: GameRecord) -> str:
         lines.append(f"$END_TIME:{_time_str(game.ended)}")
     lines += csa_position(board)
     for move in game.moves:
-        lines.append(f"{csa_move(board, move.usi)},T{int(move.elapsed_ms // 1000)}")
+        lines.append(f"{csa_move(board, move.usi)},T{max(0, int(move.elapsed_ms // 1000))}")
         if move.comment():
             lines.append(f"'** {move.comment()}")
         board.push_usi(move.usi)
@@ -171,7 +171,7 @@ def kif_move(board: shogi.Board, usi: str, last_to: Optional[int]) -> str:
 
 
 def _clock(ms: float) -> str:
-    seconds = int(ms // 1000)
+    seconds = max(0, int(ms // 1000))
     return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
@@ -224,7 +224,7 @@ def to_kif(game: GameRecord) -> str:
     for number, move in enumerate(game.moves, start=1):
         totals[board.turn] += move.elapsed_ms
         text = kif_move(board, move.usi, last_to)
-        per = int(move.elapsed_ms // 1000)
+        per = max(0, int(move.elapsed_ms // 1000))
         lines.append(f"{number:4d} {text:<12}({per // 60:2d}:{per % 60:02d}/{_clock(totals[board.turn])})")
         if move.comment():
             lines.append(f"*{move.comment()}")

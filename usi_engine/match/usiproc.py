@@ -267,8 +267,8 @@ class UsiProcess:
     def go(self, position: str, go: str, timeout: float) -> SearchResult:
         """Send ``position`` and ``go``; wait at most ``timeout`` s for ``bestmove``."""
         self.send(position)
+        self.go_started = start = time.monotonic()  # before the send: the answer may be quick
         self.send(go)
-        self.go_started = start = time.monotonic()
         return self._await_bestmove(start, start + timeout)
 
     def _await_bestmove(self, start: float, deadline: float) -> SearchResult:
@@ -281,7 +281,7 @@ class UsiProcess:
             if tokens[0] == "info":
                 parse_info(line, result)
             elif tokens[0] == "bestmove":
-                result.elapsed_ms = (self.last_read_time - start) * 1000.0
+                result.elapsed_ms = max(0.0, (self.last_read_time - start) * 1000.0)
                 result.bestmove = tokens[1] if len(tokens) > 1 else ""
                 if len(tokens) > 3 and tokens[2] == "ponder":
                     result.ponder = tokens[3]
