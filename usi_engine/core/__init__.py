@@ -1,1 +1,1 @@
-"""The numba world: integers and arrays only, compiled with @njit(cache=True)."""
+"""The numba world: integers and arrays only, compiled with `types.jit` (njit, cached, no refcounting)."""

@@ -5,9 +5,8 @@ one of eight directions, or a knight jump; tables below give, per square and dir
 squares along the ray, so no padding is needed.
 """
 import numpy as np
-from numba import njit
 
-from .types import (NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
+from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
                     PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON, WHITE_BIT,
                     PIECE_NB)
 
@@ -91,7 +90,7 @@ def _build_lines():
 LINE_DIR, LINE_DIST = _build_lines()   # direction from a to b when on one line, and the distance
 
 
-@njit(cache=True)
+@jit()
 def is_attacked(board, sq, by):
     """True if a piece of colour `by` attacks square `sq`."""
     for d in range(8):
@@ -114,7 +113,7 @@ def is_attacked(board, sq, by):
     return False
 
 
-@njit(cache=True)
+@jit()
 def count_checkers(board, ksq, by):
     """Number of `by` pieces attacking `ksq` (capped at 2) and the square of the last one found."""
     n = 0
@@ -138,7 +137,7 @@ def count_checkers(board, ksq, by):
     return n, where
 
 
-@njit(cache=True)
+@jit()
 def piece_attacks(board, frm, p, to):
     """True if piece `p` standing on `frm` attacks `to` on this board (path must be empty)."""
     if (p & 15) == KNIGHT:
@@ -158,7 +157,7 @@ def piece_attacks(board, frm, p, to):
     return True
 
 
-@njit(cache=True)
+@jit()
 def pin_direction(board, ksq, sq, us):
     """If our piece on `sq` is pinned to our king on `ksq`, the direction king->sq, else -1."""
     if ksq < 0:

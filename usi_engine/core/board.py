@@ -8,12 +8,11 @@ ply 0, every do_move adds one, game moves and search moves alike.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
-from .types import (NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
+from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
                     base_type)
 from .attacks import is_attacked
-from .weights import PIECE_VALUE, HAND_VALUE
+from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 
 # st[] fields
 ST_SIDE = 0        # side to move
@@ -21,6 +20,7 @@ ST_PLY = 1         # current ply (index into the histories)
 ST_KING = 2        # st[ST_KING + color]: king square, -1 if that side has no king
 ST_MATERIAL = 4    # board + hand material, black's point of view
 ST_MOVENUM = 5     # SFEN move number of ply 0
+ST_PSQ = 6         # sum of piece-square terms, black's point of view
 ST_NB = 8
 
 PosArrays = namedtuple("PosArrays", [
@@ -52,7 +52,7 @@ def new_position() -> PosArrays:
                      np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64))
 
 
-@njit(cache=True)
+@jit()
 def pack_hand(hands, color):
     """All of one side's hand in one integer; each count in its own bit field."""
     v = 0
@@ -61,7 +61,7 @@ def pack_hand(hands, color):
     return v
 
 
-@njit(cache=True)
+@jit()
 def hand_covers(a, b):
     """True if packed hand `a` holds at least as many of every piece as packed hand `b`."""
     for pt in range(1, 8):
@@ -72,7 +72,7 @@ def hand_covers(a, b):
     return True
 
 
-@njit(cache=True)
+@jit()
 def refresh(pos):
     """Recompute everything derived (kings, keys, material, check) after the board, hands,
     side and move number were written directly.  Resets the history to ply 0."""
@@ -82,11 +82,13 @@ def refresh(pos):
     st[ST_KING + 1] = -1
     bkey = np.uint64(0)
     material = 0
+    psq = 0
     for sq in range(NSQ):
         p = board[sq]
         if p != 0:
             bkey ^= ZOBRIST_PIECE[p, sq]
             material += PIECE_VALUE[p]
+            psq += PIECE_SQUARE[p, sq]
             if (p & 15) == KING:
                 st[ST_KING + (p >> 4)] = sq
     key = np.uint64(0)
@@ -98,6 +100,7 @@ def refresh(pos):
     if st[ST_SIDE] == WHITE:
         bkey ^= ZOBRIST_SIDE
     st[ST_MATERIAL] = material
+    st[ST_PSQ] = psq
     pos.board_keys[0] = bkey
     pos.keys[0] = bkey ^ key
     pos.hand_packs[0, 0] = pack_hand(hands, 0)
@@ -105,7 +108,7 @@ def refresh(pos):
     pos.checks[0] = in_check_now(pos)
 
 
-@njit(cache=True)
+@jit()
 def in_check_now(pos):
     """1 if the side to move is in check (computed from the board)."""
     us = pos.st[ST_SIDE]
@@ -115,7 +118,7 @@ def in_check_now(pos):
     return 0
 
 
-@njit(cache=True)
+@jit()
 def do_move(pos, m):
     """Play move `m` (legal) and push the new ply on the histories."""
     board, hands, st = pos.board, pos.hands, pos.st
@@ -134,6 +137,7 @@ def do_move(pos, m):
         board[to] = piece
         bkey ^= ZOBRIST_PIECE[piece, to]
         st[ST_MATERIAL] += PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
+        st[ST_PSQ] += PIECE_SQUARE[piece, to]
     else:
         captured = board[to]
         if captured != 0:
@@ -142,11 +146,13 @@ def do_move(pos, m):
             hkey ^= ZOBRIST_HAND[us, bt, hands[us, bt]]
             bkey ^= ZOBRIST_PIECE[captured, to]
             st[ST_MATERIAL] += -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
+            st[ST_PSQ] -= PIECE_SQUARE[captured, to]
         after = piece | (((m >> 14) & 1) << 3)
         board[frm] = 0
         board[to] = after
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
         st[ST_MATERIAL] += PIECE_VALUE[after] - PIECE_VALUE[piece]
+        st[ST_PSQ] += PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
         if (piece & 15) == KING:
             st[ST_KING + us] = to
     pos.moves[ply] = m
@@ -162,7 +168,7 @@ def do_move(pos, m):
     pos.checks[ply] = in_check_now(pos)
 
 
-@njit(cache=True)
+@jit()
 def undo_move(pos):
     """Take back the last move."""
     board, hands, st = pos.board, pos.hands, pos.st
@@ -177,23 +183,26 @@ def undo_move(pos):
         hands[us, pt] += 1
         board[to] = 0
         st[ST_MATERIAL] -= PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
+        st[ST_PSQ] -= PIECE_SQUARE[piece, to]
     else:
         after = board[to]
         captured = pos.captures[ply]
         board[frm] = piece
         board[to] = captured
         st[ST_MATERIAL] -= PIECE_VALUE[after] - PIECE_VALUE[piece]
+        st[ST_PSQ] -= PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
         if captured != 0:
             bt = base_type(captured & 15)
             hands[us, bt] -= 1
             st[ST_MATERIAL] -= -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
+            st[ST_PSQ] += PIECE_SQUARE[captured, to]
         if (piece & 15) == KING:
             st[ST_KING + us] = frm
     st[ST_PLY] = ply
     st[ST_SIDE] = us
 
 
-@njit(cache=True)
+@jit()
 def do_null_move(pos):
     """Pass: only the side to move changes (never when in check)."""
     st = pos.st
@@ -209,14 +218,14 @@ def do_null_move(pos):
     pos.checks[ply + 1] = 0
 
 
-@njit(cache=True)
+@jit()
 def undo_null_move(pos):
     st = pos.st
     st[ST_PLY] -= 1
     st[ST_SIDE] = 1 - st[ST_SIDE]
 
 
-@njit(cache=True)
+@jit(_nrt=True)     # slice copies need the runtime; not hot
 def copy_into(dst, src):
     """Copy a whole position (board, hands, state, histories up to the current ply)."""
     dst.board[:] = src.board
@@ -240,7 +249,7 @@ REP_SUPERIOR = 4    # same board, and we hold at least as much in hand (more of 
 REP_INFERIOR = 5    # same board, and we hold less
 
 
-@njit(cache=True)
+@jit()
 def _all_checks(checks, first, last):
     for j in range(first, last + 1, 2):
         if checks[j] == 0:
@@ -248,7 +257,7 @@ def _all_checks(checks, first, last):
     return True
 
 
-@njit(cache=True)
+@jit()
 def repetition_state(pos, max_back, occurrences):
     """Classify the current position against the earlier plies (same side to move).
 

@@ -1,75 +1,68 @@
-"""Static evaluation: material (kept incrementally by do_move), piece-square terms, and king
-safety (defenders and attackers near each king, enemy pieces in hand).  Weights: weights.py."""
+"""Static evaluation: material and piece-square terms (both kept incrementally by do_move),
+and king safety: defenders and attackers within two squares of each king, open squares
+next to it, and the enemy's pieces in hand.  Weights: weights.py."""
 import numpy as np
-from numba import njit
 
-from .types import NSQ, BLACK, KING
+from .types import jit, NSQ, BLACK, KING
 from .attacks import RAY, RAY_LEN
-from .board import ST_SIDE, ST_KING, ST_MATERIAL
-from .weights import (PIECE_SQUARE, KING_DEFENDER, KING_ATTACKER, HAND_ATTACK,
-                      KING_OPEN_SQUARE, TEMPO)
+from .board import ST_SIDE, ST_KING, ST_MATERIAL, ST_PSQ
+from .weights import (KING_DEFENDER, KING_ATTACKER, HAND_ATTACK, KING_OPEN_SQUARE, TEMPO,
+                      KING_WEAK_DEFENCE)
 
 
-def _chebyshev():
-    d = np.zeros((NSQ, NSQ), dtype=np.int64)
-    for a in range(NSQ):
-        for b in range(NSQ):
-            d[a, b] = max(abs(a // 9 - b // 9), abs(a % 9 - b % 9))
-    return d
+def _king_zones():
+    zone = np.full((NSQ, 25), -1, dtype=np.int64)
+    for k in range(NSQ):
+        n = 0
+        for sq in range(NSQ):
+            if max(abs(k // 9 - sq // 9), abs(k % 9 - sq % 9)) <= 2:
+                zone[k, n] = sq
+                n += 1
+    return zone
 
 
-DISTANCE = _chebyshev()     # king-move distance between two squares
+KING_ZONE = _king_zones()    # KING_ZONE[k]: the squares within two king steps of k (-1 padded)
 
 
-@njit(cache=True)
-def _king_danger(board, hands, ksq, color):
-    """How exposed the king of `color` on ksq is (positive is bad for `color`)."""
-    danger = 0
-    for d in range(8):
-        if RAY_LEN[ksq, d] > 0 and board[RAY[ksq, d, 0]] == 0:
-            danger += KING_OPEN_SQUARE
-    enemy_hand = 0
-    for pt in range(1, 8):
-        enemy_hand += HAND_ATTACK[pt] * hands[1 - color, pt]
-    return danger + enemy_hand
-
-
-@njit(cache=True)
-def evaluate(pos):
-    """Score of the position for the side to move (centipawn-like)."""
+@jit()
+def king_safety(pos, color):
+    """How safe the king of `color` is (positive is good for `color`); 0 with no king."""
     board = pos.board
-    st = pos.st
-    kb = st[ST_KING]
-    kw = st[ST_KING + 1]
-    score = st[ST_MATERIAL]
-    safety_b = 0
-    safety_w = 0
-    for sq in range(NSQ):
+    ksq = pos.st[ST_KING + color]
+    if ksq < 0:
+        return 0
+    shelter = 0
+    threat = 0
+    for i in range(25):
+        sq = KING_ZONE[ksq, i]
+        if sq < 0:
+            break
         p = board[sq]
         if p == 0:
             continue
-        score += PIECE_SQUARE[p, sq]
         t = p & 15
-        if t == KING:
-            continue
-        if (p >> 4) == BLACK:
-            if kb >= 0 and DISTANCE[kb, sq] <= 2:
-                safety_b += KING_DEFENDER[t]
-            if kw >= 0 and DISTANCE[kw, sq] <= 2:
-                safety_w -= KING_ATTACKER[t]
-        else:
-            if kw >= 0 and DISTANCE[kw, sq] <= 2:
-                safety_w += KING_DEFENDER[t]
-            if kb >= 0 and DISTANCE[kb, sq] <= 2:
-                safety_b -= KING_ATTACKER[t]
+        if (p >> 4) == color:
+            shelter += KING_DEFENDER[t]
+        elif t != KING:
+            threat += KING_ATTACKER[t]
+    open_squares = 0
+    for d in range(8):
+        if RAY_LEN[ksq, d] > 0 and board[RAY[ksq, d, 0]] == 0:
+            open_squares += 1
+    danger = open_squares * KING_OPEN_SQUARE
+    for pt in range(1, 8):
+        danger += HAND_ATTACK[pt] * pos.hands[1 - color, pt]
     # an exposed king weighs double when few defenders stand by
-    if kb >= 0:
-        danger = _king_danger(board, pos.hands, kb, 0)
-        safety_b -= danger if safety_b < 40 else danger // 2
-    if kw >= 0:
-        danger = _king_danger(board, pos.hands, kw, 1)
-        safety_w -= danger if safety_w < 40 else danger // 2
-    score += safety_b - safety_w
+    if shelter < KING_WEAK_DEFENCE:
+        danger *= 2
+    return shelter - threat - danger // 2
+
+
+@jit()
+def evaluate(pos):
+    """Score of the position for the side to move (centipawn-like)."""
+    st = pos.st
+    score = st[ST_MATERIAL] + st[ST_PSQ] + king_safety(pos, 0) - king_safety(pos, 1)
     if st[ST_SIDE] == BLACK:
         return score + TEMPO
     return -score + TEMPO

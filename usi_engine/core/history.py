@@ -8,9 +8,8 @@ overflowing, and a long-lived statistic still follows recent results.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
-from .types import PIECE_NB, FROM_NB, NSQ, MAX_PLY
+from .types import jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY
 
 BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
 CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
@@ -36,25 +35,25 @@ def clear_histories(h: Histories) -> None:
         table.fill(0)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def bounded_update(entry, bonus, d):
     """The bounded history rule; returns the new entry value."""
     return entry + bonus - entry * abs(bonus) // d
 
 
-@njit(cache=True)
+@jit()
 def history_bonus(depth_plies):
     """Reward for a cutoff at this remaining depth (never above the smallest D)."""
     return min(depth_plies * depth_plies * 32 + 64, 2000)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def piece_to(m):
     """Continuation index of a move: the piece after the move and its destination."""
     return (((m >> 15) & 31) | (((m >> 14) & 1) << 3)) * 81 + (m & 127)
 
 
-@njit(cache=True)
+@jit()
 def update_quiet(h, color, m, prev1, prev2, bonus):
     """Apply `bonus` to move m in the butterfly table and the continuation tables of the
     previous one and two moves (prev = -1 when there is none)."""
@@ -68,7 +67,7 @@ def update_quiet(h, color, m, prev1, prev2, bonus):
         h.continuation[prev2, pt] = bounded_update(h.continuation[prev2, pt], bonus, CONTINUATION_D)
 
 
-@njit(cache=True)
+@jit()
 def quiet_score(h, color, m, prev1, prev2):
     """Ordering score of a quiet move from the three tables."""
     s = np.int64(h.butterfly[color, (m >> 7) & 127, m & 127])

@@ -6,9 +6,8 @@ stays on its pin line, and in check every move must capture the checker or block
 Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
 import numpy as np
-from numba import njit
 
-from .types import (NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
+from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
                     DROP_BASE, PROMOTED, MAX_MOVES, make_move, make_drop, relative_rank)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
@@ -20,12 +19,12 @@ GEN_CAPTURES = 1     # captures and pawn promotions (the quiescence search's mov
 GEN_QUIETS = 2       # everything GEN_CAPTURES leaves out, drops included
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _in_zone(color, sq):
     return relative_rank(color, sq) <= 2
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _is_dead_square(pt, color, sq):
     """A pawn or lance on the last rank, or a knight on the last two, could never move."""
     r = relative_rank(color, sq)
@@ -36,7 +35,7 @@ def _is_dead_square(pt, color, sq):
     return False
 
 
-@njit(cache=True)
+@jit()
 def _king_safe_after(board, ksq, to, them):
     """True if our king moving from ksq to `to` is not attacked there."""
     k = board[ksq]
@@ -46,7 +45,7 @@ def _king_safe_after(board, ksq, to, them):
     return safe
 
 
-@njit(cache=True)
+@jit()
 def _evasion_target(ksq, checker, to):
     """True if a non-king move to `to` answers a single check: capture or interpose."""
     if to == checker:
@@ -55,7 +54,7 @@ def _evasion_target(ksq, checker, to):
     return d >= 0 and LINE_DIR[ksq, to] == d and LINE_DIST[ksq, to] < LINE_DIST[ksq, checker]
 
 
-@njit(cache=True)
+@jit()
 def is_pawn_drop_mate(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
     them = 1 - us
@@ -104,7 +103,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
     return mate
 
 
-@njit(cache=True)
+@jit()
 def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
     t = p & 15
@@ -134,7 +133,7 @@ def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     return n
 
 
-@njit(cache=True)
+@jit()
 def _wanted(mode, capture, p, us, frm, to):
     """Does (frm->to, capture?) belong to this generation stage at all?"""
     if mode == GEN_ALL or capture:
@@ -144,7 +143,7 @@ def _wanted(mode, capture, p, us, frm, to):
     return pawn_promo or mode == GEN_QUIETS
 
 
-@njit(cache=True)
+@jit()
 def generate(pos, out, mode, all_promos):
     """Write the legal moves of `mode` into `out`; return how many.
 
@@ -215,7 +214,7 @@ def generate(pos, out, mode, all_promos):
     return n
 
 
-@njit(cache=True)
+@jit()
 def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
     board = pos.board
     hands = pos.hands
@@ -253,17 +252,17 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
     return n
 
 
-@njit(cache=True)
+@jit()
 def generate_legal(pos, out, all_promos):
     return generate(pos, out, GEN_ALL, all_promos)
 
 
-@njit(cache=True)
+@jit()
 def has_legal_move(pos, buf):
     return generate(pos, buf, GEN_ALL, False) > 0
 
 
-@njit(cache=True)
+@jit()
 def gives_check(pos, m):
     """True if legal move `m` checks the opponent's king."""
     board = pos.board
@@ -286,7 +285,7 @@ def gives_check(pos, m):
     return check
 
 
-@njit(cache=True)
+@jit()
 def is_legal(pos, m):
     """Full validation of an arbitrary move (e.g. from the TT) in this position."""
     board = pos.board

@@ -4,16 +4,16 @@ The last ply is counted without being played (bulk counting), as cshogi and most
 count; every non-promotion that is legal counts, as in the published figures.
 """
 import numba
-from numba import njit, int64, int32
+from numba import int64, int32
 
-from .types import MAX_MOVES
+from .types import jit, MAX_MOVES
 from .board import new_position, do_move, undo_move
 from .movegen import generate, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
 
-@njit(int64(POS_TYPE, int32[:], int64), cache=True)
+@jit(int64(POS_TYPE, int32[:], int64))
 def perft(pos, buf, depth):
     """Leaf count at `depth`; `buf` holds MAX_MOVES moves per remaining ply."""
     moves = buf[:MAX_MOVES]

@@ -10,9 +10,9 @@ import math
 
 import numba
 import numpy as np
-from numba import njit, int64
+from numba import int64
 
-from .types import MAX_PLY, MAX_MOVES, DROP_BASE, PAWN, KING
+from .types import jit, MAX_PLY, MAX_MOVES, DROP_BASE, PAWN, KING
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
                     repetition_state, ST_SIDE, ST_PLY, ST_KING,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR, REP_INFERIOR)
@@ -21,7 +21,8 @@ from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
 from .history import (update_quiet, history_bonus, piece_to, quiet_score, BUTTERFLY_D)
-from .movepick import score_moves, pick_next, is_capture_or_promotion
+from .movepick import (score_moves, pick_next, is_capture_or_promotion, picker_init,
+                       picker_next, PICK_N, PICK_SCORE, PICK_NB)
 from .weights import TYPE_VALUE
 
 ONE_PLY = 2
@@ -64,6 +65,7 @@ SearchCtx = namedtuple("SearchCtx", [
     "stack_eval",    # int64[STACK]: static eval per ply
     "stack_pt",      # int64[STACK]: continuation index of the move made at each ply (-1 none)
     "quiets",        # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
+    "picker",        # int64[STACK, PICK_NB]: move picker state per ply (movepick.py)
     "root_moves",    # int32[MAX_MOVES]
     "root_scores",   # int64[MAX_MOVES]
     "params",        # int64[P_NB]
@@ -79,7 +81,7 @@ def new_context(tt, stop) -> SearchCtx:
                      np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
                      np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
                      np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                     np.zeros((STACK, QUIETS_KEPT), np.int32),
+                     np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
                      np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
                      np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64), stop)
 
@@ -99,23 +101,23 @@ def _reduction_table():
 REDUCTIONS = _reduction_table()   # in plies, by depth (plies) and move number
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def mated_in(ply):
     return -VALUE_MATE + ply
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def mate_in(ply):
     return VALUE_MATE - ply
 
 
-@njit(cache=True)
+@jit()
 def _draw_value(pos, ctx):
     v = ctx.params[P_DRAW_VALUE]
     return v if pos.st[ST_SIDE] == ctx.params[P_ROOT_SIDE] else -v
 
 
-@njit(cache=True)
+@jit()
 def _should_stop(ctx):
     if ctx.stop[0] != 0:
         return True
@@ -126,7 +128,7 @@ def _should_stop(ctx):
     return False
 
 
-@njit(cache=True)
+@jit()
 def _repetition_score(pos, ctx, ply):
     """Score of an in-tree repetition, or VALUE_INF when there is none."""
     rep = repetition_state(pos, REPETITION_SCAN, 1)
@@ -143,7 +145,7 @@ def _repetition_score(pos, ctx, ply):
     return -VALUE_SUPERIOR if ply > 1 else VALUE_INF
 
 
-@njit(cache=True)
+@jit()
 def _update_pv(ctx, ply, m):
     ctx.pv[ply, ply] = m
     end = ctx.pv_len[ply + 1]
@@ -152,7 +154,7 @@ def _update_pv(ctx, ply, m):
     ctx.pv_len[ply] = end if end > ply + 1 else ply + 1
 
 
-@njit(int64(POS_T, CTX_T, int64, int64, int64), cache=True)
+@jit(int64(POS_T, CTX_T, int64, int64, int64))
 def qsearch(pos, ctx, alpha, beta, ply):
     """Captures and pawn promotions until the position is quiet; all evasions in check."""
     ctx.stats[S_NODES] += 1
@@ -217,7 +219,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     return best
 
 
-@njit(cache=True)
+@jit()
 def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
     """Reward the quiet move that cut off; penalise the quiet moves tried before it."""
     bonus = history_bonus(d_plies)
@@ -231,7 +233,7 @@ def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
         ctx.counter[prev1] = m
 
 
-@njit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64), cache=True)
+@jit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64))
 def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
     cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
@@ -302,11 +304,6 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 return beta if v >= VALUE_MATE_IN_MAX else v
 
     # move loop
-    moves = ctx.moves[ply]
-    scores = ctx.scores[ply]
-    n = generate(pos, moves, GEN_ALL, False)
-    if n == 0:
-        return mated_in(ply)       # no legal move loses in shogi, in check or not
     if tt1 != 0 and not is_legal(pos, tt1):
         tt1 = 0
     if tt2 != 0 and not is_legal(pos, tt2):
@@ -314,7 +311,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     prev1 = ctx.stack_pt[ply - 1] if ply >= 1 else -1
     prev2 = ctx.stack_pt[ply - 2] if ply >= 2 else -1
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
-    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, prev2)
+    picker_init(ctx, ply, tt1, tt2, in_check)
+    picker = ctx.picker[ply]
 
     best = -VALUE_INF
     best_move = 0
@@ -322,8 +320,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     move_count = 0
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
-    for i in range(n):
-        m = pick_next(moves, scores, i, n)
+    while True:
+        m = picker_next(pos, ctx, ply, us, counter, prev1, prev2)
+        if m == 0:
+            break
         quiet = not is_capture_or_promotion(pos.board, m)
         if quiet and skip_quiets:
             continue
@@ -340,7 +340,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if extend_ok and params[P_CHECK_EXT]:
             if checks:
                 ext = ONE_PLY // 2
-            if in_check and n == 1:
+            if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
@@ -355,9 +355,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     r -= 1
                 if cut_node:
                     r += 1
-                if scores[i] > BUTTERFLY_D // 2:
+                if picker[PICK_SCORE] > BUTTERFLY_D // 2:
                     r -= 1
-                elif scores[i] < -BUTTERFLY_D:
+                elif picker[PICK_SCORE] < -BUTTERFLY_D:
                     r += 1
                 if r < 0:
                     r = 0
@@ -386,6 +386,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             ctx.quiets[ply, quiets_tried] = m    # penalised if a later move cuts off
             quiets_tried += 1
 
+    if move_count == 0 and picker[PICK_N] == 0:
+        return mated_in(ply)       # no legal move loses in shogi, in check or not
     if best >= beta and best_move != 0 and not is_capture_or_promotion(pos.board, best_move):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
@@ -394,7 +396,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     return best
 
 
-@njit(int64(POS_T, CTX_T, int64, int64, int64), cache=True, nogil=True)
+@jit(int64(POS_T, CTX_T, int64, int64, int64), nogil=True)
 def root_search(pos, ctx, alpha, beta, depth):
     """One iteration over the root moves from P_PV_INDEX on (ctx.root_moves, ordered by the
     previous iteration).  A move that raises alpha moves to the front; ctx.pv[0] is its line.
@@ -454,7 +456,7 @@ def root_search(pos, ctx, alpha, beta, depth):
     return best
 
 
-@njit(cache=True)
+@jit()
 def init_root(pos, ctx):
     """Fill ctx.root_moves with the legal root moves ordered by a quick score; return n."""
     n = generate(pos, ctx.root_moves, GEN_ALL, False)
@@ -465,6 +467,8 @@ def init_root(pos, ctx):
         pick_next(ctx.root_moves, ctx.root_scores, i, n)
     ctx.params[P_ROOT_N] = n
     ctx.params[P_ROOT_PLY] = pos.st[ST_PLY]
-    ctx.stack_pt[:] = -1
-    ctx.stats[:] = 0
+    for i in range(ctx.stack_pt.shape[0]):
+        ctx.stack_pt[i] = -1
+    for i in range(ctx.stats.shape[0]):
+        ctx.stats[i] = 0
     return n

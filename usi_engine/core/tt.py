@@ -8,7 +8,8 @@ so a torn write from another search thread fails the key check instead of lying.
 Depth is in half plies.  Mate scores are stored relative to the node (see value_to_tt).
 """
 import numpy as np
-from numba import njit
+
+from .types import jit
 
 BOUND_NONE = 0
 BOUND_UPPER = 1
@@ -37,12 +38,12 @@ def table_for_entries(entries: int) -> np.ndarray:
     return np.zeros((entries, 3), dtype=np.uint64)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _bucket(tt, key):
     return np.int64((key >> np.uint64(1)) & np.uint64(tt.shape[0] // BUCKET - 1)) * BUCKET
 
 
-@njit(cache=True)
+@jit()
 def value_to_tt(v, ply):
     """Mate scores become distances from this node, so they fit any path to it."""
     if v >= VALUE_MATE_IN_MAX:
@@ -52,7 +53,7 @@ def value_to_tt(v, ply):
     return v
 
 
-@njit(cache=True)
+@jit()
 def value_from_tt(v, ply):
     if v >= VALUE_MATE_IN_MAX:
         return v - ply
@@ -61,7 +62,7 @@ def value_from_tt(v, ply):
     return v
 
 
-@njit(cache=True)
+@jit()
 def probe(tt, key):
     """(hit, move1, move2, value, eval, depth, bound) for `key`."""
     b = _bucket(tt, key)
@@ -79,7 +80,7 @@ def probe(tt, key):
     return False, np.int32(0), np.int32(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
-@njit(cache=True)
+@jit()
 def store(tt, key, move, value, ev, depth, bound, generation):
     """Save a search result.  A new best move pushes the old one to the second slot; an
     entry of the same key keeps its moves when the search found no move."""
@@ -127,7 +128,7 @@ def store(tt, key, move, value, ev, depth, bound, generation):
     tt[slot, 0] = key ^ d0 ^ d1
 
 
-@njit(cache=True)
+@jit()
 def hashfull(tt, generation):
     """Per mille of the first 1000 entries written in this generation."""
     n = min(1000, tt.shape[0])

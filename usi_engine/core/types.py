@@ -13,6 +13,18 @@ that moves, before promotion, so history tables index a move without looking at 
 import numpy as np
 from numba import njit
 
+
+def jit(*args, **kwargs):
+    """numba's njit as the hot code uses it: cached on disk, and without reference counting.
+
+    Hot code never allocates, and the refcount traffic on every array argument (a position
+    is ten arrays) cost about 100 ns per call, more than the work of most small functions.
+    """
+    options = {"cache": True, "_nrt": False}
+    options.update(kwargs)
+    return njit(*args, **options)
+
+
 NSQ = 81
 BLACK = 0
 WHITE = 1
@@ -44,75 +56,75 @@ HAND_ORDER = (ROOK, BISHOP, GOLD, SILVER, KNIGHT, LANCE, PAWN)   # SFEN hand ord
 MAX_IN_HAND = np.array([0, 18, 4, 4, 4, 2, 2, 4, 0], dtype=np.int8)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def make_move(frm, to, piece, promote):
     return to | (frm << 7) | (promote << 14) | (piece << 15)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def make_drop(pt, to, color):
     return to | ((DROP_BASE + pt) << 7) | ((pt | (color << 4)) << 15)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def move_to(m):
     return m & 127
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def move_from(m):
     """A square 0..80, or DROP_BASE + piece type for a drop."""
     return (m >> 7) & 127
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def is_drop(m):
     return ((m >> 7) & 127) >= DROP_BASE
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def is_promotion(m):
     return (m >> 14) & 1
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def moved_piece(m):
     """The coloured piece that moves (before promotion); for a drop, the dropped piece."""
     return (m >> 15) & 31
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def moved_piece_after(m):
     return ((m >> 15) & 31) | (((m >> 14) & 1) << 3)
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def color_of(p):
     return p >> 4
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def type_of(p):
     return p & 15
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def base_type(t):
     """Unpromoted type of a piece type (GOLD and KING stay)."""
     return t - PROMOTED if t > KING else t
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def file_of(sq):
     return sq // 9
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def rank_of(sq):
     return sq % 9
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def relative_rank(color, sq):
     """0 is the farthest rank from `color`'s side (rank a for black)."""
     r = sq % 9
@@ -128,3 +140,4 @@ def parse_square(text: str) -> int:
     if len(text) != 2 or text[0] not in "123456789" or text[1] not in "abcdefghi":
         raise ValueError(f"bad square {text!r}")
     return (int(text[0]) - 1) * 9 + "abcdefghi".index(text[1])
+

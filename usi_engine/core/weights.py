@@ -51,3 +51,4 @@ KING_ATTACKER = np.array([0, 10, 14, 22, 30, 24, 30, 34, 0, 32, 32, 32, 32, 48, 
 HAND_ATTACK = np.array([0, 4, 10, 14, 18, 20, 26, 20], dtype=np.int64)   # enemy hand vs our king zone
 KING_OPEN_SQUARE = 8      # per empty square next to the king: room for the attacker's drops
 TEMPO = 20                # the side to move's initiative
+KING_WEAK_DEFENCE = 40    # below this much shelter, king danger counts double
