@@ -30,6 +30,8 @@ def engine_command() -> list[str]:
 
 
 def search_available() -> bool:
+    if os.environ.get("USI_ENGINE_CMD"):
+        return True
     return (REPO / "usi_engine" / "search.py").is_file() and (REPO / "usi_engine" / "position.py").is_file()
 
 

@@ -144,6 +144,7 @@ class Engine:
                 self._configure(force=True)
                 t0 = time.monotonic()
                 searcher.warmup()
+                self._exercise_position()
                 self.log(f"warmup {time.monotonic() - t0:.2f}s")
                 self._ready = True
                 self._newgame_pending = False
@@ -152,6 +153,20 @@ class Engine:
                 if self._newgame_pending:
                     self._searcher.new_game()
                     self._newgame_pending = False
+
+    def _exercise_position(self) -> None:
+        """Call each Position method the front end uses once, so that numba has loaded
+        (or compiled) them before the first clock runs."""
+        pos = self._position_cls()
+        for rule in ("none", "CSA24", "CSA27"):
+            pos.can_declare(rule)
+        work = pos.copy()
+        work.push(work.legal_moves()[0])
+        work.is_check()
+        work.side_to_move()
+        work.game_ply()
+        work.sfen()
+        self._position_cls.from_usi("startpos moves 7g7f")
 
     def _configure(self, force: bool = False) -> None:
         opts = self.options
@@ -215,7 +230,9 @@ class Engine:
             self._newgame_pending = True
 
     # ------------------------------------------------------------------ go / stop
-    def go(self, params: GoParams) -> None:
+    def go(self, params: GoParams, received: float | None = None) -> None:
+        """Start thinking; `received` (time.monotonic()) is when the `go` line arrived:
+        the GUI's clock runs from then, so ours does too."""
         if self.searching():
             self.out.info("go received while thinking: stopping the previous search first")
             self.stop(wait=True)
@@ -236,6 +253,8 @@ class Engine:
             budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings)
             job = SearchJob(params, pos, stop_array, budget, int(self.options["MultiPV"]))
             target = self._run_search
+        if received is not None and not job.pondering:
+            job.clock_start = min(job.clock_start, received)
         self.log(f"go {params} budget {budget}")
         with self._job_lock:
             self._job = job
@@ -252,7 +271,7 @@ class Engine:
         if wait:
             job.done.wait(5.0)
 
-    def ponderhit(self, params: GoParams | None = None) -> None:
+    def ponderhit(self, params: GoParams | None = None, received: float | None = None) -> None:
         job = self._job
         if job is None or job.done.is_set() or not job.pondering:
             return
@@ -261,6 +280,8 @@ class Engine:
             settings = TimeSettings.from_options(self.options)
             budget = compute_budget(params, job.pos.side_to_move(), job.pos.game_ply(), settings)
         job.start_clock(budget)
+        if received is not None:
+            job.clock_start = min(job.clock_start, received)
         job.pondering = False
         job.wake.set()
 

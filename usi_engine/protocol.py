@@ -125,6 +125,7 @@ class UsiProtocol:
         self.engine = Engine(self.out, options, log=self.log.write)
         self.messages = list(messages or [])
         self._preloaded = False
+        self.line_time: float | None = None   # when the current line was read
         self.commands = {
             "usi": self.cmd_usi,
             "isready": self.cmd_isready,
@@ -149,6 +150,7 @@ class UsiProtocol:
             if not raw:  # EOF: the GUI is gone
                 self.cmd_quit("")
                 return
+            self.line_time = time.monotonic()
             if not self.handle(decode_line(raw)):
                 return
 
@@ -229,7 +231,7 @@ class UsiProtocol:
         params, errors = parse_go(rest.split())
         for err in errors:
             self.out.info(err)
-        self.engine.go(params)
+        self.engine.go(params, received=self.line_time)
 
     def cmd_stop(self, rest: str) -> None:
         self.engine.stop()
@@ -240,7 +242,7 @@ class UsiProtocol:
             params, errors = parse_go(rest.split())
             for err in errors:
                 self.out.info(err.replace("go:", "ponderhit:", 1))
-        self.engine.ponderhit(params)
+        self.engine.ponderhit(params, received=self.line_time)
 
     def cmd_gameover(self, rest: str) -> None:
         result = rest.strip().lower()

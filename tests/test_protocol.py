@@ -1,0 +1,498 @@
+"""The real executable driven through GUI sessions: handshake, options, go/stop/ponder,
+hostile input, quit, and full games through cshogi's USI client.
+
+Most tests share the session `engine` (conftest.py); only tests about process start and
+exit start their own process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import shogi
+
+from conftest import REPO, UsiProcess, engine_command, needs_search, start_ready_engine
+
+FINAL_INFO = re.compile(r"^info depth \d+ seldepth \d+ (multipv \d+ )?score (cp -?\d+|mate -?\d+)"
+                        r"( lowerbound| upperbound)? nodes \d+ nps \d+ time \d+ hashfull \d+ pv( \S+)+$")
+REQUIRED_OPTIONS = ("USI_Hash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
+                    "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValue", "MaxMovesToDraw",
+                    "EnteringKingRule")
+MATED_SFEN = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"                  # white to move is checkmated
+DECLARE_SFEN = "+L+NSG1GS+N+L/1R2K2B1/9/9/9/9/9/9/4k4 b 10P8p 1"  # black may declare (CSA27)
+LOST_SFEN = "4k4/9/9/9/9/9/9/9/4K4 w 2R2B4G4S4N4L18P 1"          # white has nothing at all
+
+
+def board_for(position_args: str) -> shogi.Board:
+    """python-shogi board for the arguments of a `position` command."""
+    tokens = position_args.split()
+    if tokens[0] == "startpos":
+        board, rest = shogi.Board(), tokens[1:]
+    else:
+        board, rest = shogi.Board(" ".join(tokens[1:5])), tokens[5:]
+    for mv in rest[1:]:
+        board.push_usi(mv)
+    return board
+
+
+def assert_legal(position_args: str, move: str) -> None:
+    board = board_for(position_args)
+    legal = {m.usi() for m in board.legal_moves}
+    assert move in legal, f"{move} is not legal in {board.sfen()}"
+
+
+def go_and_wait(eng: UsiProcess, go_line: str, timeout: float = 30.0):
+    """Send a go; return (ms until bestmove, bestmove, ponder, lines). Checks the final info line."""
+    t0 = eng.send(go_line)
+    stamp, lines = eng.read_until("bestmove", timeout)
+    assert sum(1 for line in lines if line.startswith("bestmove")) == 1
+    parts = lines[-1].split()
+    best = parts[1]
+    ponder = parts[3] if len(parts) == 4 and parts[2] == "ponder" else None
+    assert len(parts) in (2, 4), lines[-1]
+    if best not in ("resign", "win"):
+        assert len(lines) >= 2 and FINAL_INFO.match(lines[-2]), f"no final info before bestmove: {lines[-3:]}"
+    return (stamp - t0) * 1000.0, best, ponder, lines
+
+
+def info_strings(lines):
+    return [line[len("info string "):] for line in lines if line.startswith("info string ")]
+
+
+# ---------------------------------------------------------------------- process start / exit
+def test_usi_handshake_is_fast_and_complete():
+    eng = UsiProcess()
+    try:
+        eng.send("usi")
+        stamp, lines = eng.read_until("usiok", 10)
+        from_start = stamp - eng.started
+        assert from_start < 1.5, f"usiok {from_start:.2f}s after process start"
+        t0 = eng.send("usi")          # interpreter up: `usi` itself must be immediate
+        stamp, again = eng.read_until("usiok", 5)
+        assert stamp - t0 < 0.2, f"usi answered in {stamp - t0:.3f}s"
+        print(f"usiok {from_start * 1000:.0f} ms after process start, `usi` itself {1000 * (stamp - t0):.1f} ms")
+        assert lines[0].startswith("id name ") and lines[1].startswith("id author ")
+        declared = {line.split()[2] for line in lines if line.startswith("option name ")}
+        assert set(REQUIRED_OPTIONS) <= declared
+        assert again == lines
+        assert eng.quit() < 1.0
+        assert eng.proc.returncode == 0
+        assert eng.stderr_text() == ""
+    finally:
+        eng.kill()
+
+
+def test_eof_on_stdin_exits():
+    eng = UsiProcess()
+    try:
+        eng.send("usi")
+        eng.read_until("usiok", 10)
+        eng.proc.stdin.close()
+        eng.proc.wait(2)
+        assert eng.proc.returncode == 0
+    finally:
+        eng.kill()
+
+
+def test_bad_config_path_is_reported_not_fatal(tmp_path):
+    eng = UsiProcess(env={"USI_ENGINE_CONFIG": str(tmp_path / "missing.cfg")})
+    try:
+        eng.send("usi")
+        _, lines = eng.read_until("usiok", 10)
+        assert any(s.startswith("config file not found:") for s in info_strings(lines))
+    finally:
+        eng.quit()
+        eng.kill()
+
+
+def test_config_file_sets_declared_defaults(tmp_path):
+    cfg = tmp_path / "engine.cfg"
+    cfg.write_text("[options]\nUSI_Hash = 32\nNetworkDelay2 = 700\n")
+    eng = UsiProcess(cmd=engine_command() + ["--config", str(cfg)])
+    try:
+        eng.send("usi")
+        _, lines = eng.read_until("usiok", 10)
+        assert "option name USI_Hash type spin default 32 min 1 max 65536" in lines
+        assert "option name NetworkDelay2 type spin default 700 min 0 max 10000" in lines
+    finally:
+        eng.quit()
+        eng.kill()
+
+
+@needs_search
+def test_quit_mid_search_exits_within_one_second():
+    eng = start_ready_engine()
+    try:
+        eng.send("position startpos")
+        eng.send("go infinite")
+        time.sleep(0.5)
+        assert eng.quit() < 1.0
+        assert eng.stderr_text() == ""
+    finally:
+        eng.kill()
+
+
+# ---------------------------------------------------------------------- session engine
+@needs_search
+def test_setoption_good_and_bad(engine):
+    engine.send("setoption name usi_hash value 32")
+    engine.send("setoption name THREADS value 1")
+    engine.send("setoption name Threads value lots")
+    engine.send("setoption name MultiPV value 0")
+    engine.send("setoption name NoSuchOption value 5")
+    engine.send("setoption name EnteringKingRule value CSA99")
+    engine.send("setoption")
+    engine.send("setoption name USI_Ponder value perhaps")
+    errors = info_strings(engine.sync(60))
+    assert errors == [
+        "option Threads: expected an integer, got 'lots'",
+        "option MultiPV: 0 out of range [1, 500]",
+        "unknown option NoSuchOption",
+        "option EnteringKingRule: 'CSA99' is not one of none, CSA24, CSA27",
+        "setoption: expected 'setoption name <id> [value <x>]'",
+        "option USI_Ponder: expected true or false, got 'perhaps'",
+    ]
+    engine.send("setoption name USI_Hash value 64")
+    assert info_strings(engine.sync(60)) == []
+
+
+@needs_search
+def test_several_position_go_pairs(engine):
+    engine.send("usinewgame")
+    moves: list[str] = []
+    for byoyomi in (300, 200, 300, 200, 300, 200):
+        args = "startpos" + (" moves " + " ".join(moves) if moves else "")
+        engine.send("position " + args)
+        ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi %d" % byoyomi)
+        assert ms <= byoyomi, f"{ms:.0f} ms at byoyomi {byoyomi}"
+        assert_legal(args, best)
+        moves.append(best)
+    engine.send("gameover draw")
+    assert engine.sync() == []
+
+
+@needs_search
+def test_go_limits(engine):
+    engine.send("position startpos moves 7g7f 3c3d")
+    ms, best, _, lines = go_and_wait(engine, "go depth 2", 60)
+    assert_legal("startpos moves 7g7f 3c3d", best)
+    assert int(lines[-2].split()[2]) <= 2
+    ms, best, _, _ = go_and_wait(engine, "go nodes 3000", 60)
+    assert_legal("startpos moves 7g7f 3c3d", best)
+    ms, best, _, _ = go_and_wait(engine, "go movetime 300")
+    assert 100 <= ms <= 300
+    ms, best, _, _ = go_and_wait(engine, "go")                     # bare go: a bounded think
+    assert ms <= 1100
+    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0")     # flag about to fall
+    assert ms <= 100
+    ms, best, _, _ = go_and_wait(engine, "go btime 20000 wtime 20000 binc 1000 winc 1000")
+    assert ms <= 5000
+    assert_legal("startpos moves 7g7f 3c3d", best)
+
+
+@needs_search
+def test_stop_during_go_infinite(engine):
+    engine.send("position startpos moves 2g2f")
+    engine.send("go infinite")
+    early = engine.no_output(0.6)
+    assert not any(line.startswith("bestmove") for line in early)
+    t0 = engine.send("stop")
+    stamp, lines = engine.read_until("bestmove", 5)
+    assert (stamp - t0) * 1000 < 100, f"bestmove {1000 * (stamp - t0):.0f} ms after stop"
+    assert FINAL_INFO.match(lines[-2])
+    assert_legal("startpos moves 2g2f", lines[-1].split()[1])
+    engine.send("stop")                        # nothing running: silently ignored
+    assert engine.sync() == []
+
+
+@needs_search
+def test_ponder_hit_and_miss(engine):
+    engine.send("setoption name USI_Ponder value true")
+    engine.send("usinewgame")
+    engine.send("position startpos")
+    ms, best, ponder, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 500")
+    assert ponder is not None, "USI_Ponder on: expected a ponder move"
+    args = f"startpos moves {best} {ponder}"
+    assert_legal(f"startpos moves {best}", ponder)
+
+    # hit: the clock starts at ponderhit
+    engine.send("position " + args)
+    engine.send("go ponder btime 0 wtime 0 byoyomi 500")
+    early = engine.no_output(0.7)
+    assert not any(line.startswith("bestmove") for line in early)
+    t0 = engine.send("ponderhit")
+    stamp, lines = engine.read_until("bestmove", 5)
+    assert (stamp - t0) * 1000 <= 500
+    assert_legal(args, lines[-1].split()[1])
+    assert FINAL_INFO.match(lines[-2])
+
+    # miss: stop, then the real position
+    engine.send("position " + args + " " + lines[-1].split()[1] + " 9c9d")
+    engine.send("go ponder btime 0 wtime 0 byoyomi 500")
+    engine.no_output(0.3)
+    t0 = engine.send("stop")
+    stamp, lines = engine.read_until("bestmove", 5)
+    assert (stamp - t0) * 1000 < 100
+    engine.send("position " + args)
+    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert ms <= 300
+    assert_legal(args, best)
+    engine.send("setoption name USI_Ponder value false")
+    assert engine.sync() == []
+
+
+@needs_search
+def test_gameover_during_ponder_gives_one_bestmove(engine):
+    engine.send("position startpos moves 7g7f")
+    engine.send("go ponder btime 0 wtime 0 byoyomi 1000")
+    engine.no_output(0.3)
+    t0 = engine.send("gameover lose")
+    stamp, lines = engine.read_until("bestmove", 5)
+    assert (stamp - t0) * 1000 < 100
+    rest = engine.sync()
+    assert not any(line.startswith("bestmove") for line in rest)
+    engine.send("gameover maybe")
+    assert info_strings(engine.sync()) == ["gameover: expected win, lose or draw, got 'maybe'"]
+
+
+@needs_search
+def test_no_legal_move_resigns_and_declaration_wins(engine):
+    engine.send("position sfen " + MATED_SFEN)
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 200")
+    assert best == "resign"
+    engine.send("position sfen " + DECLARE_SFEN)
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 200")
+    assert best == "win"
+    engine.send("setoption name EnteringKingRule value none")
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 200")
+    assert_legal("sfen " + DECLARE_SFEN, best)
+    engine.send("setoption name EnteringKingRule value CSA27")
+    assert engine.sync() == []
+
+
+@needs_search
+def test_resign_value(engine):
+    engine.send("setoption name ResignValue value 1000")
+    engine.send("usinewgame")
+    engine.send("position sfen " + LOST_SFEN)
+    bests = [go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")[1] for _ in range(2)]
+    engine.send("setoption name ResignValue value 99999")
+    engine.send("usinewgame")
+    assert engine.sync(60) == []
+    assert_legal("sfen " + LOST_SFEN, bests[0])
+    assert bests[1] == "resign"
+
+
+@needs_search
+def test_multipv(engine):
+    engine.send("setoption name MultiPV value 3")
+    engine.send("position startpos")
+    _, best, _, lines = go_and_wait(engine, "go depth 3", 60)
+    seen = {int(line.split()[line.split().index("multipv") + 1])
+            for line in lines if line.startswith("info depth") and " multipv " in line}
+    assert seen == {1, 2, 3}
+    engine.send("setoption name MultiPV value 1")
+    assert engine.sync() == []
+
+
+@needs_search
+def test_go_mate_answers_checkmate(engine):
+    engine.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")   # G*5b is mate
+    t0 = engine.send("go mate 1000")
+    stamp, lines = engine.read_until("checkmate", 10)
+    answer = lines[-1].split()[1:]
+    assert answer in (["notimplemented"], ["timeout"], ["G*5b"]), lines[-1]
+    assert stamp - t0 < 2.0
+    engine.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b - 1")      # nothing to mate with
+    engine.send("go mate 500")
+    _, lines = engine.read_until("checkmate", 10)
+    assert lines[-1].split()[1] in ("notimplemented", "nomate", "timeout")
+
+
+HOSTILE = [
+    (b"xyzzy", "unknown command xyzzy"),
+    (b"\xff\xfe garbage", "unknown command ??"),
+    (b"usi\x00", "unknown command usi?"),
+    (b"GO", "unknown command GO"),
+    (b"position", "position: missing 'startpos' or 'sfen'"),
+    (b"position startpos moves 7g7f 7g7f", "position: "),
+    (b"position startpos moves 9z9y", "position: "),
+    (b"position startpos moves P*5e", "position: "),
+    (b"position sfen lnsgkgsnl/9/9 b - 1", "position: "),
+    (b"position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1", "position: "),
+    (b"position sfen \xe6\x97\xa5\xe6\x9c\xac b - 1", "position: "),
+    (b"position startpos moves " + b"7g7f " * 2000, "position: "),
+    (b"x" * 10000, "unknown command " + "x" * 40 + "..."),
+    (b"setoption name MultiPV value", "option MultiPV: missing value"),
+    (b"setoption name USI_Hash value 1e3", "option USI_Hash: expected an integer, got '1e3'"),
+    (b"gameover", "gameover: expected win, lose or draw, got ''"),
+]
+
+
+@needs_search
+def test_hostile_input_is_reported_and_survived(engine):
+    good = "startpos moves 7g7f 3c3d 8h2b+"        # white to move: recapture or not
+    engine.send("position " + good)
+    for raw, _ in HOSTILE:
+        engine.send(raw)
+    engine.send(b"\r\n")
+    engine.send(b"\n")
+    engine.send(b"   \t  ")
+    lines = engine.sync(60)
+    errors = info_strings(lines)
+    assert len(errors) == len(HOSTILE), "\n".join(errors)
+    for (raw, expected), got in zip(HOSTILE, errors):
+        assert got.startswith(expected), f"{raw[:40]!r}: {got!r}"
+        if expected == "position: ":
+            assert got.endswith("(position unchanged)"), got
+    assert all(line.isascii() for line in lines)
+    # CRLF line endings and extra blanks are fine
+    engine.send(b"position   startpos moves 7g7f 3c3d 8h2b+\r\n")
+    assert engine.sync() == []
+    # the last good position was kept: the answer is a legal white move there
+    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert_legal(good, best)
+    # a go with bad values still answers exactly once
+    ms, best, _, lines = go_and_wait(engine, "go btime x wtime 0 byoyomi 200 frobnicate")
+    assert info_strings(lines)[:2] == ["go: btime needs an integer, got 'x'",
+                                       "go: unknown parameter 'frobnicate' ignored"]
+    assert_legal(good, best)
+    # a later valid position and go work normally
+    engine.send("position startpos moves 2g2f")
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 200")
+    assert_legal("startpos moves 2g2f", best)
+
+
+@needs_search
+def test_long_game_position_is_accepted(engine):
+    board = shogi.Board()
+    moves = []
+    import random
+    rng = random.Random(7)
+    while len(moves) < 300 and not board.is_game_over():
+        mv = rng.choice(sorted(m.usi() for m in board.legal_moves))
+        board.push_usi(mv)
+        moves.append(mv)
+    args = "startpos moves " + " ".join(moves)
+    engine.send("position " + args)
+    assert engine.sync(60) == []          # MaxMovesToDraw is off: nothing to say
+    if board.is_game_over():
+        return
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert_legal(args, best)
+
+
+# ---------------------------------------------------------------------- games through cshogi
+def _executable(tmp_path: Path, name: str, argv: list[str]) -> str:
+    """A tiny shell wrapper, since cshogi.usi.Engine runs a single executable path."""
+    import shlex
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\ncd " + shlex.quote(str(REPO)) + "\nexec "
+                    + " ".join(shlex.quote(a) for a in argv) + ' "$@"\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return str(path)
+
+
+@pytest.fixture
+def engine_exe(tmp_path, monkeypatch):
+    if os.environ.get("USI_ENGINE_CMD"):
+        return _executable(tmp_path, "engine.sh", engine_command())
+    monkeypatch.setenv("USI_ENGINE_PYTHON", sys.executable)
+    return str(REPO / "scripts" / "usi-engine.sh")
+
+
+@pytest.fixture
+def random_exe(tmp_path):
+    script = REPO / "tests" / "fixtures" / "random_engine.py"
+    if not script.is_file():
+        pytest.skip("tests/fixtures/random_engine.py missing")
+    return _executable(tmp_path, "random.sh", [sys.executable, str(script), "--seed", "1"])
+
+
+def play_game(engines, names, byoyomi: int, max_plies: int):
+    """A game through cshogi.usi.Engine objects, checked move by move."""
+    import cshogi
+    from collections import Counter
+    board = cshogi.Board()
+    moves: list[str] = []
+    seen = Counter()
+    for eng in engines:
+        eng.usinewgame()
+    result = "max plies"
+    while len(moves) < max_plies:
+        turn = board.turn
+        eng, name = engines[turn], names[turn]
+        lines: list[str] = []
+        eng.position(moves)
+        t0 = time.perf_counter()
+        best, _ = eng.go(btime=0, wtime=0, byoyomi=byoyomi, listener=lines.append)
+        ms = (time.perf_counter() - t0) * 1000
+        assert ms <= byoyomi, f"{name} lost on time: {ms:.0f} ms at byoyomi {byoyomi} (ply {len(moves)})"
+        if name == "engine" and best not in ("resign", "win"):
+            assert FINAL_INFO.match(lines[-2]), lines[-3:]
+        if best == "resign":
+            assert name != "engine" or board.is_game_over(), f"engine resigned in {board.sfen()}"
+            result = f"{name} resigned"
+            break
+        if best == "win":
+            assert board.is_nyugyoku(), f"{name} declared wrongly in {board.sfen()}"
+            result = f"{name} declared"
+            break
+        move = board.move_from_usi(best)
+        assert board.is_legal(move), f"{name} played illegal {best} in {board.sfen()}"
+        board.push(move)
+        moves.append(best)
+        seen[board.zobrist_hash()] += 1
+        if board.is_game_over():
+            result = f"{name} mated"
+            break
+        if seen[board.zobrist_hash()] >= 4:
+            result = "repetition"
+            break
+    for eng in engines:
+        eng.gameover()
+    return result, moves
+
+
+@needs_search
+def test_games_against_random_mover_and_self(engine_exe, random_exe):
+    from cshogi.usi import Engine
+    ours = Engine(engine_exe)
+    other = Engine(random_exe)
+    twin = None
+    try:
+        for eng in (ours, other):
+            eng.isready()
+        # 1 s byoyomi, engine black, then 100 ms byoyomi, engine white
+        r1, m1 = play_game([ours, other], ["engine", "random"], 1000, 30)
+        r2, m2 = play_game([other, ours], ["random", "engine"], 100, 60)
+        twin = Engine(engine_exe)
+        twin.setoption("USI_Ponder", "false")
+        twin.isready()
+        r3, m3 = play_game([ours, twin], ["engine", "engine"], 100, 60)
+        print(f"results: {r1} ({len(m1)} plies), {r2} ({len(m2)}), {r3} ({len(m3)})")
+    finally:
+        for eng in (ours, other, twin):
+            if eng is not None and eng.proc is not None:
+                eng.quit()
+
+
+@needs_search
+def test_cshogi_match_runner_with_ponder(engine_exe, random_exe, tmp_path):
+    """cshogi.cli.main, the match runner, plays with USI_Ponder on; its record shows no foul."""
+    from cshogi import cli
+    csa_dir = tmp_path / "csa"
+    csa_dir.mkdir()
+    result = cli.main(engine_exe, random_exe, options1={"ResignValue": 99999}, games=2, byoyomi=100,
+                      time=2000, draw=60, ponder=True, csa=str(csa_dir), print_summary=False)
+    assert result["engine2_won"] == 0 or result["engine1_won"] + result["draw"] >= 1
+    records = [p.read_text() for p in csa_dir.glob("*.csa")]
+    assert len(records) == 2
+    for rec in records:
+        assert "%ILLEGAL_MOVE" not in rec and "%TIME_UP" not in rec, rec[-300:]
