@@ -1,0 +1,259 @@
+"""Tsume-shogi solver for `go mate`: df-pn in numba (core/mate.py), driven from Python.
+
+>>> from usi_engine.position import Position
+>>> status, moves = solve(Position("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"))
+>>> status, moves
+('mate', ['G*5b'])
+
+How time works: the numba search runs `nogil` in slices of nodes; between slices Python
+reads the clock, calls `on_info(nodes, nps, time_ms)` about once a second and checks the
+time and node limits.  The `stop` array (np.int32[1]) is also polled inside numba every
+1024 nodes, so setting ``stop[0] = 1`` from another thread ends a slice at once.
+
+Answers: ("mate", usi_moves) with the shortest mate against the longest resistance (all
+interpositions count as moves), ("nomate", []) when the attacker has no forced mate by
+checks, ("timeout", []) when a limit or the stop flag ended the search first.  When the
+mate is proven but the exact shortest line does not fit in the time left, the line of the
+proof found is returned (a valid forced mate, possibly not the shortest).
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from .core import board as cb
+from .core import mate as cm
+from .core.types import MAX_HISTORY, MAX_MOVES
+from .core.movegen import generate, GEN_ALL
+from .position import Position, move_to_usi
+
+DEFAULT_TABLE_MB = 64
+_SLICE_MIN = 20_000
+_INFO_EVERY_S = 1.0
+_EXACT_MIN_NODES = 2_000_000   # the shortest-mate pass may spend this many nodes at least,
+_EXACT_FACTOR = 4              # or this many times the nodes the proof took
+
+
+class MateSolver:
+    """Owns the proof-number table (allocated once) and the work buffers."""
+
+    def __init__(self, table_mb: int = DEFAULT_TABLE_MB) -> None:
+        self.table_mb = int(table_mb)
+        self.table = cm.new_table(self.table_mb)
+        self.work = cm.new_work()
+        self._pos = cb.new_position()
+        self._lock = threading.Lock()
+        self.nodes = 0
+
+    def clear(self) -> None:
+        """Forget everything (a new generation makes every entry empty)."""
+        self.table.params[cm.P_GEN] += 1
+
+    def resize(self, table_mb: int) -> None:
+        if int(table_mb) != self.table_mb:
+            self.table_mb = int(table_mb)
+            self.table = cm.new_table(self.table_mb)
+
+    # ------------------------------------------------------------------------------------
+    def solve(self, pos: Position, *, stop: np.ndarray | None = None,
+              time_limit_ms: int | None = None, nodes: int | None = None,
+              on_info=None) -> tuple[str, list[str]]:
+        with self._lock:
+            return self._solve(pos, stop, time_limit_ms, nodes, on_info)
+
+    def _solve(self, pos, stop, time_limit_ms, nodes, on_info):
+        start = time.perf_counter()
+        deadline = None if time_limit_ms is None else start + max(0, time_limit_ms) / 1000.0
+        node_cap = None if nodes is None else max(1, int(nodes))
+        if stop is None:
+            stop = np.zeros(1, np.int32)
+        work = self.work._replace(stop=stop)
+        tt = self.table
+        params = tt.params
+        a = self._pos
+        cb.copy_into(a, pos.arrays)
+        ply = int(a.st[cb.ST_PLY])
+        params[cm.P_GEN] += 1
+        params[cm.P_NODES] = 0
+        params[cm.P_ROOTPLY] = ply
+        params[cm.P_MAXDEPTH] = max(1, min(cm.MAX_DEPTH, MAX_HISTORY - ply - 4))
+        last_info = start
+        slice_nodes = _SLICE_MIN
+
+        def report(force=False):
+            nonlocal last_info
+            now = time.perf_counter()
+            if on_info is not None and (force or now - last_info >= _INFO_EVERY_S):
+                elapsed = now - start
+                n = int(params[cm.P_NODES])
+                on_info(n, int(n / elapsed) if elapsed > 0 else 0, int(elapsed * 1000))
+                last_info = now
+
+        def out_of_budget():
+            if stop[0] != 0:
+                return True
+            if deadline is not None and time.perf_counter() >= deadline:
+                return True
+            return node_cap is not None and params[cm.P_NODES] >= node_cap
+
+        def next_limit():
+            lim = int(params[cm.P_NODES]) + slice_nodes
+            return min(lim, node_cap) if node_cap is not None else lim
+
+        # --- 1. prove or disprove --------------------------------------------------------
+        status = None
+        while status is None:
+            if out_of_budget():
+                status = "timeout"
+                break
+            params[cm.P_LIMIT] = next_limit()
+            t0 = time.perf_counter()
+            n0 = int(params[cm.P_NODES])
+            pn, dn = cm.dfpn_run(a, tt, work, 0)
+            dt = time.perf_counter() - t0
+            done = int(params[cm.P_NODES]) - n0
+            if dt > 0 and done > 0:     # aim at about 0.1 s per slice
+                slice_nodes = max(_SLICE_MIN, min(5_000_000, int(done / dt * 0.1)))
+            if pn == 0:
+                status = "mate"
+            elif dn == 0:
+                status = "nomate"
+            report()
+        self.nodes = int(params[cm.P_NODES])
+        if status != "mate":
+            report(force=True)
+            return status, []
+
+        # --- 2. the shortest mate against the longest resistance --------------------------
+        proof_nodes = int(params[cm.P_NODES])
+        cap = proof_nodes + max(_EXACT_MIN_NODES, _EXACT_FACTOR * proof_nodes)
+
+        def exact_budget_gone():
+            return out_of_budget() or params[cm.P_NODES] >= cap
+
+        def exact_limit():
+            return min(next_limit(), cap)
+
+        line = self._exact_line(a, tt, work, exact_budget_gone, exact_limit, report)
+        if line is None:
+            line = self._proof_line(a, tt, work, out_of_budget, next_limit)
+        self.nodes = int(params[cm.P_NODES])
+        report(force=True)
+        if line is None:
+            return "timeout", []
+        return "mate", [move_to_usi(int(m)) for m in line]
+
+    def _exact_line(self, a, tt, work, out_of_budget, next_limit, report):
+        params = tt.params
+        budget = 1
+        while budget < 2 * cm.MAX_DEPTH:
+            while True:
+                if out_of_budget():
+                    return None
+                params[cm.P_LIMIT] = next_limit()
+                v, aborted = cm.exact_run(a, tt, work, budget)
+                report()
+                if not aborted:
+                    break
+            if v < cm.INF:
+                out = np.zeros(int(v) + 1, np.int32)
+                params[cm.P_LIMIT] = params[cm.P_NODES] + 50_000_000
+                n = cm.exact_pv(a, tt, work, int(v), out)
+                if n == int(v):
+                    return [int(m) for m in out[:n]]
+                return None
+            budget += 2
+        return None
+
+    def _proof_line(self, a, tt, work, out_of_budget, next_limit):
+        """Follow the df-pn proof: the attacker takes the proven child of the shortest
+        stored proof, the defender the longest; children missing from the table are
+        proved again.  Returns None if the budget runs out."""
+        params = tt.params
+        moves = np.zeros(MAX_MOVES, np.int32)
+        line = []
+        played = 0
+        try:
+            for depth in range(2 * cm.MAX_DEPTH):
+                or_node = depth % 2 == 0
+                us = int(a.st[cb.ST_SIDE])
+                attacker = us if or_node else 1 - us
+                if or_node:
+                    n = cm.generate_checks(a, moves)
+                else:
+                    n = generate(a, moves, GEN_ALL, True)
+                    if n == 0:
+                        return line
+                cand = [int(m) for m in moves[:n]]
+                chosen, chosen_len = None, None
+                if or_node and not any(cm.probe_after(a, tt, np.int32(m), attacker)[0] == 0
+                                       for m in cand):
+                    # no proven check in the table (overwritten): prove this node again
+                    if not self._reprove(a, tt, work, depth & 1, out_of_budget, next_limit):
+                        return None
+                for m in cand:
+                    pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                    if not or_node and pn != 0:
+                        cb.do_move(a, np.int32(m))
+                        ok = self._reprove(a, tt, work, (depth + 1) & 1, out_of_budget, next_limit)
+                        cb.undo_move(a)
+                        if not ok:
+                            return None
+                        pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                        if pn != 0:
+                            return None
+                    if pn == 0:
+                        if chosen is None or (ln < chosen_len if or_node else ln > chosen_len):
+                            chosen, chosen_len = m, ln
+                if chosen is None:
+                    return None
+                cb.do_move(a, np.int32(chosen))
+                played += 1
+                line.append(chosen)
+            return None
+        finally:
+            for _ in range(played):
+                cb.undo_move(a)
+
+    @staticmethod
+    def _reprove(a, tt, work, depth, out_of_budget, next_limit) -> bool:
+        """df-pn on the current position (repetitions counted from here on); True once it
+        is proven, False if disproven here or out of budget."""
+        params = tt.params
+        saved_root = int(params[cm.P_ROOTPLY])
+        params[cm.P_ROOTPLY] = int(a.st[cb.ST_PLY])
+        try:
+            while not out_of_budget():
+                params[cm.P_LIMIT] = next_limit()
+                pn, dn = cm.dfpn_run(a, tt, work, depth)
+                if pn == 0:
+                    return True
+                if dn == 0:
+                    return False
+            return False
+        finally:
+            params[cm.P_ROOTPLY] = saved_root
+
+
+_default: MateSolver | None = None
+_default_lock = threading.Lock()
+
+
+def default_solver(table_mb: int | None = None) -> MateSolver:
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = MateSolver(table_mb or DEFAULT_TABLE_MB)
+        elif table_mb is not None:
+            _default.resize(table_mb)
+        return _default
+
+
+def solve(pos: Position, *, stop: np.ndarray | None = None, time_limit_ms: int | None = None,
+          nodes: int | None = None, on_info=None) -> tuple[str, list[str]]:
+    """Solve `pos` as a tsume problem for the side to move, with the module's default solver
+    (a 64 MiB table allocated on first use)."""
+    return default_solver().solve(pos, stop=stop, time_limit_ms=time_limit_ms, nodes=nodes,
+                                  on_info=on_info)
