@@ -1,0 +1,310 @@
+"""The search: mates, tactics, legality, sennichite and perpetual check, history and TT
+mechanics, determinism, limits.  One warmed Searcher is shared by the module."""
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+import shogi
+
+from usi_engine.position import Position
+from usi_engine.search import Searcher
+from usi_engine.core import tt as ctt
+from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
+
+
+@pytest.fixture(scope="module")
+def searcher():
+    s = Searcher()
+    s.warmup()
+    return s
+
+
+def think(searcher, pos, depth=None, nodes=None, multipv=1, stop=None, infos=None):
+    searcher.new_game()
+    stop = np.zeros(1, np.int32) if stop is None else stop
+    sink = infos.append if infos is not None else (lambda info: None)
+    return searcher.think(pos, depth=depth, nodes=nodes, multipv=multipv, stop=stop, on_iteration=sink)
+
+
+def from_history(sfen, moves):
+    pos = Position(sfen)
+    for m in moves:
+        pos.push(m)
+    return pos
+
+
+# --- mates and tactics ---------------------------------------------------------------------
+
+def test_mate_in_1(searcher):
+    r = think(searcher, Position("4k4/9/4P4/9/9/9/9/9/9 b G 1"), depth=3)
+    assert r.best == "G*5b"
+    assert r.info.score_mate == 1
+
+
+def test_mate_in_3(searcher):
+    sfen = "7kl/9/6P1p/9/9/9/9/9/9 b GS 1"      # no mate in 1; cshogi: mate in 3
+    r = think(searcher, Position(sfen), depth=5)
+    assert r.info.score_mate == 3
+    board = shogi.Board(sfen)
+    for m in r.info.pv[:3]:
+        assert shogi.Move.from_usi(m) in board.legal_moves
+        board.push_usi(m)
+    assert board.is_checkmate()
+
+
+def test_mated_side_reports_negative_mate(searcher):
+    # white to move: its only move, 1a2a, walks into G*2b mate
+    r = think(searcher, Position("8k/9/7PP/9/9/9/9/9/8K w G 1"), depth=4)
+    assert r.info.score_mate is not None and r.info.score_mate < 0
+
+
+def test_takes_a_hanging_rook(searcher):
+    r = think(searcher, Position("4k4/9/9/9/9/5r3/9/9/4K3B b - 1"), depth=4)
+    assert r.best == "1i4f"
+    assert r.info.score_cp > 500
+
+
+def test_no_legal_move_gives_no_bestmove(searcher):
+    r = think(searcher, Position("8k/7G1/7P1/9/9/9/9/9/K8 w - 1"), depth=3)
+    assert r.best is None
+
+
+def _random_positions(count, seed):
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = shogi.Board()
+        for _ in range(rng.randrange(10, 120)):
+            moves = list(board.legal_moves)
+            if not moves or board.is_game_over():
+                break
+            captures = [m for m in moves if board.piece_at(m.to_square) is not None]
+            board.push(rng.choice(captures) if captures and rng.random() < 0.7 else rng.choice(moves))
+        if list(board.legal_moves) and not board.is_game_over():
+            out.append(board.sfen())
+    return out
+
+
+def test_never_returns_an_illegal_move(searcher):
+    for sfen in _random_positions(40, seed=7):
+        r = think(searcher, Position(sfen), depth=3)
+        board = shogi.Board(sfen)
+        legal = {m.usi() for m in board.legal_moves}
+        assert r.best in legal, sfen
+        for m in r.info.pv:                       # the whole PV is playable
+            assert shogi.Move.from_usi(m) in board.legal_moves, (sfen, r.info.pv)
+            board.push_usi(m)
+
+
+# --- sennichite and perpetual check ------------------------------------------------------
+
+LOST = "3gk4/1b5r1/9/9/9/9/P8/9/K8 b - 1"             # black has a king and a pawn
+SHUFFLE = ["9i9h", "5a4a", "9h9i", "4a5a"]
+
+
+def test_repeats_to_escape_a_lost_position(searcher):
+    pos = from_history(LOST, SHUFFLE)                   # the start position, a second time
+    r = think(searcher, pos, depth=5)
+    assert r.best == "9i9h"                              # the only move back into the cycle
+    assert r.info.score_cp == 0 and r.info.score_mate is None
+
+
+def test_draw_value_moves_the_repetition_score(searcher):
+    pos = from_history(LOST, SHUFFLE)
+    searcher.configure(draw_value=-50)
+    try:
+        r = think(searcher, pos, depth=5)
+    finally:
+        searcher.configure(draw_value=0)
+    assert r.best == "9i9h" and r.info.score_cp == -50
+
+
+CHECKER = "8k/R8/7pp/9/9/9/9/9/4KG3 b - 1"             # black rook checks along ranks a and b
+CHECK_CYCLE = ["9b9a", "1a1b", "9a9b", "1b1a"]
+
+
+def test_checker_avoids_completing_perpetual_check(searcher):
+    pos = from_history(CHECKER, CHECK_CYCLE)
+    r = think(searcher, pos, depth=5, multipv=2)
+    assert r.best != "9b9a"
+    # searched on its own, the perpetual is scored as a loss for the checker
+    assert r.info.score_mate is None or r.info.score_mate > 0
+
+
+def test_defender_uses_perpetual_check_to_win(searcher):
+    pos = from_history(CHECKER, CHECK_CYCLE + ["9b9a"])  # white to move, in check again
+    r = think(searcher, pos, depth=5)
+    assert r.best == "1a1b"
+    assert r.info.score_mate is not None and r.info.score_mate > 0
+
+
+# --- history tables ------------------------------------------------------------------------
+
+def test_bounded_rule_on_hand_computed_examples():
+    assert bounded_update(1000, 500, BUTTERFLY_D) == 1000 + 500 - (1000 * 500) // BUTTERFLY_D == 1431
+    assert bounded_update(-2000, -300, BUTTERFLY_D) == -2216
+    assert bounded_update(0, 700, CONTINUATION_D) == 700
+
+
+@pytest.mark.parametrize("d", [BUTTERFLY_D, CONTINUATION_D])
+def test_bounded_rule_stays_within_d(d):
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        entry = 0
+        for bonus in rng.integers(-d, d + 1, size=500):
+            entry = bounded_update(entry, int(bonus), d)
+            assert -d <= entry <= d
+        # saturation: pushing one way forever converges to the bound, never past it
+        for _ in range(2000):
+            entry = bounded_update(entry, d, d)
+        assert entry == d
+
+
+def test_history_bonus_never_exceeds_the_smallest_bound():
+    assert all(0 < history_bonus(d) <= BUTTERFLY_D for d in range(0, 200))
+
+
+# --- transposition table -------------------------------------------------------------------
+
+def test_tt_store_probe_round_trip():
+    table = ctt.table_for_entries(1024)
+    key = np.uint64(0x1234_5678_9ABC_DEF0)
+    ctt.store(table, key, 0x12345, -321, 45, 14, ctt.BOUND_EXACT, 3)
+    hit, m1, m2, value, ev, depth, bound = ctt.probe(table, key)
+    assert (hit, m1, m2, value, ev, depth, bound) == (True, 0x12345, 0, -321, 45, 14, ctt.BOUND_EXACT)
+    assert not ctt.probe(table, np.uint64(0x1234_5678_9ABC_DEF2))[0]
+
+
+def test_tt_keeps_best_and_second_best():
+    table = ctt.table_for_entries(1024)
+    key = np.uint64(0xABCDEF0123456780)
+    ctt.store(table, key, 111, 10, 0, 4, ctt.BOUND_LOWER, 1)
+    ctt.store(table, key, 222, 20, 0, 6, ctt.BOUND_LOWER, 1)
+    assert ctt.probe(table, key)[1:3] == (222, 111)      # new best, previous best second
+    ctt.store(table, key, 222, 25, 0, 7, ctt.BOUND_EXACT, 1)
+    assert ctt.probe(table, key)[1:3] == (222, 111)      # same best: no rotation
+    ctt.store(table, key, 0, -5, 0, 8, ctt.BOUND_UPPER, 1)
+    assert ctt.probe(table, key)[1:3] == (222, 111)      # a fail-low keeps both moves
+    ctt.store(table, key, 111, 30, 0, 9, ctt.BOUND_EXACT, 1)
+    assert ctt.probe(table, key)[1:3] == (111, 222)
+
+
+def test_tt_mate_scores_are_adjusted_by_ply():
+    mate_in_5_from_root = ctt.VALUE_MATE - 5
+    stored = ctt.value_to_tt(mate_in_5_from_root, 3)    # found 3 plies below the root
+    assert stored == ctt.VALUE_MATE - 2                  # mate in 2 from that node
+    assert ctt.value_from_tt(stored, 7) == ctt.VALUE_MATE - 9
+    assert ctt.value_from_tt(ctt.value_to_tt(-ctt.VALUE_MATE + 6, 4), 4) == -ctt.VALUE_MATE + 6
+    assert ctt.value_to_tt(250, 9) == 250
+
+
+def test_tt_replacement_prefers_deep_and_recent():
+    table = ctt.table_for_entries(4)                     # a single bucket of four
+    keys = [np.uint64((i + 1) << 8) for i in range(5)]
+    for i, k in enumerate(keys[:4]):
+        ctt.store(table, k, i + 1, 0, 0, 10 + i, ctt.BOUND_EXACT, 1)
+    ctt.store(table, keys[4], 99, 0, 0, 5, ctt.BOUND_EXACT, 1)
+    assert not ctt.probe(table, keys[0])[0]              # the shallowest went
+    assert ctt.probe(table, keys[4])[0]
+    ctt.store(table, np.uint64(77 << 8), 98, 0, 0, 1, ctt.BOUND_EXACT, 9)
+    assert not ctt.probe(table, keys[1])[0] or not ctt.probe(table, keys[2])[0] \
+        or not ctt.probe(table, keys[3])[0] or not ctt.probe(table, keys[4])[0]
+    assert ctt.probe(table, np.uint64(77 << 8))[0]       # old generations make room
+
+
+def test_hashfull_counts_this_generation(searcher):
+    infos = []
+    think(searcher, Position(), depth=7, infos=infos)
+    assert 0 < infos[-1].hashfull <= 1000
+
+
+# --- determinism, limits, threads ----------------------------------------------------------
+
+def test_fixed_depth_search_is_deterministic(searcher):
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    a = think(searcher, Position(sfen), depth=6)
+    b = think(searcher, Position(sfen), depth=6)
+    assert (a.best, a.info.nodes, a.info.pv) == (b.best, b.info.nodes, b.info.pv)
+
+
+def test_iterations_report_every_field(searcher):
+    infos = []
+    r = think(searcher, Position(), depth=5, infos=infos)
+    assert [i.depth for i in infos if i.bound is None] == [1, 2, 3, 4, 5]
+    last = infos[-1]
+    assert last.seldepth >= last.depth and last.nodes > 0 and last.time_ms >= 0 and last.pv
+    assert r.best == last.pv[0]
+
+
+def test_stop_flag_ends_the_search_quickly(searcher):
+    stop = np.zeros(1, np.int32)
+    timer = threading.Timer(0.3, lambda: stop.__setitem__(0, 1))
+    start = time.monotonic()
+    timer.start()
+    r = think(searcher, Position(), depth=None, stop=stop)
+    assert time.monotonic() - start < 0.8
+    assert r.best in Position().legal_moves()
+
+
+def test_node_limit(searcher):
+    r = think(searcher, Position(), nodes=20000)
+    assert 20000 <= r.info.nodes < 30000
+    assert r.best in Position().legal_moves()
+
+
+def test_multipv_lines_are_distinct_and_ordered(searcher):
+    infos = []
+    think(searcher, Position(), depth=4, multipv=3, infos=infos)
+    last = [i for i in infos if i.depth == 4 and i.bound is None]
+    assert [i.multipv for i in last] == [1, 2, 3]
+    assert len({i.pv[0] for i in last}) == 3
+    assert last[0].score_cp >= last[1].score_cp >= last[2].score_cp
+
+
+def test_two_threads_search_and_agree_on_legality(searcher):
+    searcher.configure(threads=2)
+    try:
+        r = think(searcher, Position(), depth=6)
+    finally:
+        searcher.configure(threads=1)
+    assert r.best in Position().legal_moves()
+
+
+def test_switches_turn_pruning_off(searcher):
+    on = think(searcher, Position(), depth=6).info.nodes
+    searcher.configure(switches={"NullMove": 0, "LMR": 0, "Futility": 0, "Razoring": 0})
+    try:
+        off = think(searcher, Position(), depth=6).info.nodes
+    finally:
+        searcher.configure(switches=dict(Searcher.SWITCHES))
+    assert off > on
+
+
+# --- the numba cache: a cold start, then a warm one --------------------------------------
+
+def test_cold_compile_then_warm_cache_start(tmp_path):
+    """numba issue #6061: a cached function calling a recursive one crashed when loaded
+    from the cache.  Start twice in fresh processes on one fresh cache and search both times."""
+    script = textwrap.dedent("""
+        import numpy as np, time
+        t = time.monotonic()
+        from usi_engine.position import Position
+        from usi_engine.search import Searcher
+        s = Searcher(); s.warmup()
+        r = s.think(Position(), depth=5, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
+                    on_iteration=lambda i: None)
+        print(r.best, round(time.monotonic() - t, 1))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=900) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.split()[0] in Position().legal_moves()
+    assert any(tmp_path.rglob("*.nbi"))                  # the first run filled the cache
