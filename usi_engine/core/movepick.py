@@ -1,6 +1,8 @@
-"""Move ordering: TT best, TT second-best, good captures (MVV-LVA, losing ones last),
-killers, the CounterMove of the previous move, then quiet moves and drops by Butterfly and
-continuation history.  Moves are scored once, then picked best-first by partial selection.
+"""Move ordering, in stages: TT best, TT second-best, good captures (MVV-LVA), killers,
+the CounterMove of the previous move, quiet moves and drops by Butterfly and continuation
+history, and losing captures last.  Each stage is generated only when the ones before it
+did not cut off, and picked best-first by partial selection.  In check, all evasions are
+generated at once and ordered the same way.
 """
 import numpy as np
 
@@ -8,7 +10,7 @@ from .types import jit, DROP_BASE, PAWN
 from .attacks import is_attacked
 from .weights import TYPE_VALUE
 from .history import quiet_score
-from .movegen import generate, GEN_ALL
+from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
 SCORE_TT1 = 1 << 40
 SCORE_TT2 = 1 << 39
@@ -80,59 +82,158 @@ def pick_next(moves, scores, start, n):
     return moves[start]
 
 
-# A move picker per ply lives in ctx.picker[ply] =
-#   [stage, next index, count, tt1, tt2, score of the last move, tt moves already tried]
-STAGE_TT1 = 0
-STAGE_TT2 = 1
-STAGE_GENERATE = 2
-STAGE_REST = 3
-PICK_STAGE, PICK_CUR, PICK_N, PICK_TT1, PICK_TT2, PICK_SCORE, PICK_TT_TRIED = 0, 1, 2, 3, 4, 5, 6
-PICK_NB = 7
+
+
+# ctx.picker[ply] holds one picker's state:
+PICK_STAGE = 0       # the stage below
+PICK_CUR = 1         # next index to pick from in ctx.moves[ply]
+PICK_END = 2         # end of the current stage's moves
+PICK_N = 3           # moves generated so far (all of them once quiets are generated)
+PICK_TT1 = 4
+PICK_TT2 = 5
+PICK_SCORE = 6       # ordering score of the move just returned
+PICK_KILLER1 = 7     # refutations already tried as their own stage
+PICK_KILLER2 = 8
+PICK_COUNTER = 9
+PICK_BAD = 10        # start of the losing captures kept for the last stage
+PICK_BAD_END = 11
+PICK_NB = 12
+
+STAGE_TT1, STAGE_TT2, STAGE_CAPTURES_GEN, STAGE_GOOD_CAPTURES = 0, 1, 2, 3
+STAGE_KILLER1, STAGE_KILLER2, STAGE_COUNTER, STAGE_QUIETS_GEN, STAGE_QUIETS = 4, 5, 6, 7, 8
+STAGE_BAD_CAPTURES, STAGE_EVASIONS_GEN, STAGE_EVASIONS, STAGE_DONE = 9, 10, 11, 12
 
 
 @jit()
-def picker_init(ctx, ply, tt1, tt2, generate_now):
-    """Start picking at `ply`: the two TT moves (already legal-checked, 0 if none) come
-    before anything is generated, so a TT cutoff costs no move generation.  With
-    generate_now (in check) all moves are generated at once, the TT moves ordered first."""
+def picker_init(ctx, ply, tt1, tt2, in_check, counter):
+    """Start picking at `ply`.  tt1/tt2 must be legal here or 0."""
     pk = ctx.picker[ply]
-    pk[PICK_STAGE] = STAGE_GENERATE if generate_now else STAGE_TT1
+    pk[PICK_STAGE] = STAGE_EVASIONS_GEN if in_check else STAGE_TT1
     pk[PICK_CUR] = 0
-    pk[PICK_N] = -1
+    pk[PICK_END] = 0
+    pk[PICK_N] = 0
     pk[PICK_TT1] = tt1
     pk[PICK_TT2] = tt2 if tt2 != tt1 else 0
-    pk[PICK_TT_TRIED] = 0 if generate_now else 1   # else they still lead the ordering
+    pk[PICK_KILLER1] = ctx.killers[ply, 0]
+    pk[PICK_KILLER2] = ctx.killers[ply, 1]
+    pk[PICK_COUNTER] = counter
 
 
 @jit()
-def picker_next(pos, ctx, ply, us, counter, prev1, prev2):
-    """The next move to search at `ply`, 0 when there are no more.  After generation,
-    ctx.picker[ply][PICK_N] holds the legal move count and PICK_SCORE the move's score."""
+def _is_special(pk, m):
+    """Already tried in an earlier stage (TT moves, killers, counter)."""
+    return (m == pk[PICK_TT1] or m == pk[PICK_TT2] or m == pk[PICK_KILLER1]
+            or m == pk[PICK_KILLER2] or m == pk[PICK_COUNTER])
+
+
+@jit()
+def _refutation(pos, pk, m):
+    """A killer or counter move worth trying here: legal, quiet, and not a TT move."""
+    return (m != 0 and m != pk[PICK_TT1] and m != pk[PICK_TT2]
+            and is_legal(pos, m) and not is_capture_or_promotion(pos.board, m))
+
+
+@jit()
+def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
+    """The next move to search at `ply`, 0 when there are no more."""
     pk = ctx.picker[ply]
-    if pk[PICK_STAGE] == STAGE_TT1:
-        pk[PICK_STAGE] = STAGE_TT2
-        if pk[PICK_TT1] != 0:
-            pk[PICK_SCORE] = SCORE_TT1
-            return np.int32(pk[PICK_TT1])
-    if pk[PICK_STAGE] == STAGE_TT2:
-        pk[PICK_STAGE] = STAGE_GENERATE
-        if pk[PICK_TT2] != 0:
-            pk[PICK_SCORE] = SCORE_TT2
-            return np.int32(pk[PICK_TT2])
     moves = ctx.moves[ply]
     scores = ctx.scores[ply]
-    if pk[PICK_STAGE] == STAGE_GENERATE:
-        pk[PICK_STAGE] = STAGE_REST
-        n = generate(pos, moves, GEN_ALL, False)
-        pk[PICK_N] = n
-        score_moves(pos, ctx, moves, scores, n, us, pk[PICK_TT1], pk[PICK_TT2], ply, counter,
-                    prev1, prev2)
-    n = pk[PICK_N]
-    while pk[PICK_CUR] < n:
-        i = pk[PICK_CUR]
-        m = pick_next(moves, scores, i, n)
-        pk[PICK_CUR] = i + 1
-        if not pk[PICK_TT_TRIED] or (m != pk[PICK_TT1] and m != pk[PICK_TT2]):
-            pk[PICK_SCORE] = scores[i]
-            return m
-    return np.int32(0)
+    while True:
+        stage = pk[PICK_STAGE]
+        if stage == STAGE_TT1:
+            pk[PICK_STAGE] = STAGE_TT2
+            if pk[PICK_TT1] != 0:
+                pk[PICK_SCORE] = SCORE_TT1
+                return np.int32(pk[PICK_TT1])
+        elif stage == STAGE_TT2:
+            pk[PICK_STAGE] = STAGE_CAPTURES_GEN
+            if pk[PICK_TT2] != 0:
+                pk[PICK_SCORE] = SCORE_TT2
+                return np.int32(pk[PICK_TT2])
+        elif stage == STAGE_CAPTURES_GEN:
+            n = generate(pos, moves, GEN_CAPTURES, False)
+            for i in range(n):
+                scores[i] = capture_score(pos.board, moves[i], 1 - us)
+            pk[PICK_CUR] = 0
+            pk[PICK_END] = n
+            pk[PICK_N] = n
+            pk[PICK_STAGE] = STAGE_GOOD_CAPTURES
+        elif stage == STAGE_GOOD_CAPTURES:
+            while pk[PICK_CUR] < pk[PICK_END]:
+                i = pk[PICK_CUR]
+                m = pick_next(moves, scores, i, pk[PICK_END])
+                if scores[i] < 0:
+                    break                  # the rest lose material: last stage
+                pk[PICK_CUR] = i + 1
+                if m != pk[PICK_TT1] and m != pk[PICK_TT2]:
+                    pk[PICK_SCORE] = scores[i]
+                    return m
+            pk[PICK_BAD] = pk[PICK_CUR]
+            pk[PICK_BAD_END] = pk[PICK_END]
+            pk[PICK_STAGE] = STAGE_KILLER1
+        elif stage == STAGE_KILLER1:
+            pk[PICK_STAGE] = STAGE_KILLER2
+            m = np.int32(pk[PICK_KILLER1])
+            if not skip_quiets and _refutation(pos, pk, m):
+                pk[PICK_SCORE] = SCORE_KILLER1
+                return m
+        elif stage == STAGE_KILLER2:
+            pk[PICK_STAGE] = STAGE_COUNTER
+            m = np.int32(pk[PICK_KILLER2])
+            if not skip_quiets and m != pk[PICK_KILLER1] and _refutation(pos, pk, m):
+                pk[PICK_SCORE] = SCORE_KILLER2
+                return m
+        elif stage == STAGE_COUNTER:
+            pk[PICK_STAGE] = STAGE_QUIETS_GEN
+            m = np.int32(pk[PICK_COUNTER])
+            if not skip_quiets and m != pk[PICK_KILLER1] and m != pk[PICK_KILLER2] \
+                    and _refutation(pos, pk, m):
+                pk[PICK_SCORE] = SCORE_COUNTER
+                return m
+        elif stage == STAGE_QUIETS_GEN:
+            start = pk[PICK_N]
+            n = generate(pos, moves[start:], GEN_QUIETS, False)
+            for i in range(start, start + n):
+                scores[i] = quiet_score(ctx, us, moves[i], prev1, prev2)
+            pk[PICK_CUR] = start
+            pk[PICK_END] = start + n
+            pk[PICK_N] = start + n
+            pk[PICK_STAGE] = STAGE_QUIETS
+        elif stage == STAGE_QUIETS:
+            while not skip_quiets and pk[PICK_CUR] < pk[PICK_END]:
+                i = pk[PICK_CUR]
+                m = pick_next(moves, scores, i, pk[PICK_END])
+                pk[PICK_CUR] = i + 1
+                if not _is_special(pk, m):
+                    pk[PICK_SCORE] = scores[i]
+                    return m
+            pk[PICK_CUR] = pk[PICK_BAD]
+            pk[PICK_STAGE] = STAGE_BAD_CAPTURES
+        elif stage == STAGE_BAD_CAPTURES:
+            while pk[PICK_CUR] < pk[PICK_BAD_END]:
+                i = pk[PICK_CUR]
+                m = pick_next(moves, scores, i, pk[PICK_BAD_END])
+                pk[PICK_CUR] = i + 1
+                if m != pk[PICK_TT1] and m != pk[PICK_TT2]:
+                    pk[PICK_SCORE] = scores[i]
+                    return m
+            pk[PICK_STAGE] = STAGE_DONE
+        elif stage == STAGE_EVASIONS_GEN:
+            n = generate(pos, moves, GEN_ALL, False)
+            score_moves(pos, ctx, moves, scores, n, us, pk[PICK_TT1], pk[PICK_TT2], ply,
+                        pk[PICK_COUNTER], prev1, prev2)
+            pk[PICK_CUR] = 0
+            pk[PICK_END] = n
+            pk[PICK_N] = n
+            pk[PICK_STAGE] = STAGE_EVASIONS
+        elif stage == STAGE_EVASIONS:
+            if pk[PICK_CUR] < pk[PICK_END]:
+                i = pk[PICK_CUR]
+                m = pick_next(moves, scores, i, pk[PICK_END])
+                pk[PICK_CUR] = i + 1
+                pk[PICK_SCORE] = scores[i]
+                return m
+            pk[PICK_STAGE] = STAGE_DONE
+        else:
+            return np.int32(0)

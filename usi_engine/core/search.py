@@ -311,7 +311,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     prev1 = ctx.stack_pt[ply - 1] if ply >= 1 else -1
     prev2 = ctx.stack_pt[ply - 2] if ply >= 2 else -1
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
-    picker_init(ctx, ply, tt1, tt2, in_check)
+    picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
 
     best = -VALUE_INF
@@ -321,7 +321,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
     while True:
-        m = picker_next(pos, ctx, ply, us, counter, prev1, prev2)
+        m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
         quiet = not is_capture_or_promotion(pos.board, m)
@@ -386,7 +386,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             ctx.quiets[ply, quiets_tried] = m    # penalised if a later move cuts off
             quiets_tried += 1
 
-    if move_count == 0 and picker[PICK_N] == 0:
+    if move_count == 0:
         return mated_in(ply)       # no legal move loses in shogi, in check or not
     if best >= beta and best_move != 0 and not is_capture_or_promotion(pos.board, best_move):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
