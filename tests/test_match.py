@@ -29,7 +29,9 @@ def fixture_cmd(script: str, *args: str) -> list[str]:
     return [sys.executable, os.path.join(FIXTURES, script), *args]
 
 
-def spec(name: str, script: str = "random_engine.py", *args: str, byoyomi: int = 100) -> EngineSpec:
+def spec(name: str, script: str = "random_engine.py", *args: str, byoyomi: int = 1000) -> EngineSpec:
+    # The fixture engines answer at once; a generous byoyomi keeps a loaded machine
+    # from turning a slow answer into a time loss.
     return EngineSpec(fixture_cmd(script, *args), name, tc=TimeControl(byoyomi_ms=byoyomi))
 
 
@@ -355,7 +357,7 @@ def test_hanging_engine_loses_and_is_killed(tmp_path):
 
 
 def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
-    cfg = config([spec("Good"), spec("Slow", "random_engine.py", "--sleep-ms", "400")], tmp_path,
+    cfg = config([spec("Good"), spec("Slow", "random_engine.py", "--sleep-ms", "400", byoyomi=100)], tmp_path,
                  games=2, concurrency=1, margin_ms=50)
     result = run_match(cfg)
     _only_losses_for(result, "Slow", Reason.TIME_LOSS)
