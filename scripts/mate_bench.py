@@ -243,9 +243,10 @@ def generate(count: int, seed: int) -> None:
         sfen = random_tsume(rng)
         if sfen is None or not dfpn_oracle(sfen, 200_000):
             continue
+        t0 = time.perf_counter()
         status, moves = solver.solve(Position(sfen), time_limit_ms=5000)
-        print(f"{len(moves) if status == 'mate' else status} ; {sfen} ; {' '.join(moves)}",
-              flush=True)
+        print(f"{len(moves) if status == 'mate' else status} ; {sfen} ; "
+              f"{time.perf_counter() - t0:.2f}s ; {' '.join(moves)}", flush=True)
 
 
 # ------------------------------------------------------------------------------------------

@@ -624,6 +624,18 @@ def _exact(pos, tt, wk, depth, budget):
         if budget < 1:
             return INF, np.int64(0)
         n = generate_checks(pos, moves)
+        if budget < 3:
+            # leaf: a mate in one or nothing (no table traffic for the replies)
+            scratch = wk.scratch
+            for i in range(n):
+                do_move(pos, moves[i])
+                ne = generate(pos, scratch, GEN_ALL, False)
+                undo_move(pos)
+                if ne == 0:
+                    _x_store(tt, bkey, hand, np.int64(-1), np.int64(1))
+                    return np.int64(1), np.int64(0)
+            _x_store(tt, bkey, hand, np.int64(1), INF)
+            return INF, np.int64(0)
         # order: df-pn-proven children by proof length, then the rest; skip disproven ones
         m = 0
         for i in range(n):
