@@ -36,8 +36,8 @@ DEFAULT_POSITIONS = os.path.join(HERE, "bench_positions.txt")
 DEFAULT_DEPTH = 11
 DEFAULT_HASH_MB = 64
 # --time-to-depth uses these entries of the position file (0-based, data lines only):
-# the start position, an opening, a middle game, an endgame and the matsuri position.
-TIME_TO_DEPTH_INDICES = (0, 3, 10, 19, 28)
+# the start position, two openings, two middle games, an endgame and the matsuri position.
+TIME_TO_DEPTH_INDICES = (0, 3, 6, 11, 13, 18, 28)
 
 
 # --- positions ---------------------------------------------------------------------------
@@ -162,21 +162,26 @@ def bench(args, positions) -> None:
 def time_to_depth(args, positions) -> None:
     """Time to complete depth D with 1 and with 2 threads on a few positions."""
     chosen = [i for i in TIME_TO_DEPTH_INDICES if i < len(positions)] or [0]
+    searchers = {n: make_searcher(args.hash, n) for n in (1, 2)}
     print(f"# time to depth {args.time_to_depth}, hash {args.hash} MB, "
           f"positions {', '.join(str(i + 1) for i in chosen)}")
     print(f"{'#':>3} {'1 thread s':>11} {'nodes':>10} {'2 threads s':>12} {'nodes':>10} {'speed-up':>8}")
-    searchers = {n: make_searcher(args.hash, n) for n in (1, 2)}
     totals = {1: 0.0, 2: 0.0}
+    cpu = {1: 0.0, 2: 0.0}
     for i in chosen:
         pos = make_position(positions[i][0])
         row = {}
         for n, searcher in searchers.items():
             fresh(searcher)
+            cpu0 = time.process_time()
             result, seconds = timed_think(searcher, pos, depth=args.time_to_depth, movetime_ms=None)
+            cpu[n] += time.process_time() - cpu0
             row[n] = (seconds, result.info.nodes if result.info else 0)
             totals[n] += seconds
         print(f"{i + 1:3d} {row[1][0]:11.3f} {row[1][1]:10d} {row[2][0]:12.3f} {row[2][1]:10d} "
               f"{row[1][0] / row[2][0]:8.2f}", flush=True)
+    print(f"# cpu {cpu[1]:.3f} s with 1 thread, {cpu[2]:.3f} s with 2 (2 threads at full speed use "
+          f"about twice their wall time); load average {os.getloadavg()[0]:.2f}")
     print(f"time to depth {args.time_to_depth}: 1 thread {totals[1]:.3f} s, 2 threads "
           f"{totals[2]:.3f} s, speed-up {totals[1] / totals[2]:.2f}")
 
