@@ -423,6 +423,7 @@ def _mid(pos, tt, wk, depth, thpn, thdn):
             p, d, ln, f = tt_probe(tt, k, h)
             if f == 0:
                 # one-ply look-ahead: a mate in one, else pn = number of evasions
+                params[P_NODES] += 1
                 do_move(pos, moves[i])
                 ne = generate(pos, scratch, GEN_ALL, False)
                 undo_move(pos)
@@ -627,6 +628,7 @@ def _exact(pos, tt, wk, depth, budget):
         if budget < 3:
             # leaf: a mate in one or nothing (no table traffic for the replies)
             scratch = wk.scratch
+            params[P_NODES] += n
             for i in range(n):
                 do_move(pos, moves[i])
                 ne = generate(pos, scratch, GEN_ALL, False)
