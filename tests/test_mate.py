@@ -1,0 +1,230 @@
+"""The mate solver: shipped tsume problems (answers replayed with python-shogi), no-mate and
+pawn-drop-mate positions, repetition, the API's limits, and mate_in_1 / mate_in_3 / the
+check generator against cshogi on positions from random play."""
+from __future__ import annotations
+
+import importlib.util
+import random
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cshogi = pytest.importorskip("cshogi")
+shogi = pytest.importorskip("shogi")
+
+from usi_engine.core import board as cb                                   # noqa: E402
+from usi_engine.core import mate as cm                                    # noqa: E402
+from usi_engine.mate import MateSolver, solve                             # noqa: E402
+from usi_engine.position import Position, move_to_usi                    # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("mate_bench", ROOT / "scripts" / "mate_bench.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+PROBLEMS = bench.load_problems(str(ROOT / "tests" / "data" / "tsume.txt"))
+MATES = [p for p in PROBLEMS if p[1] != "nomate"]
+NOMATES = [p for p in PROBLEMS if p[1] == "nomate"]
+
+
+@pytest.fixture(scope="module")
+def solver():
+    return MateSolver(32)
+
+
+def replay_forced_mate(sfen: str, moves: list[str]) -> None:
+    """Every move legal, every attacker move a check, the end checkmate (python-shogi)."""
+    board = shogi.Board(sfen)
+    for i, mv in enumerate(moves):
+        move = shogi.Move.from_usi(mv)
+        assert move in board.legal_moves, f"ply {i + 1}: {mv} is illegal in {board.sfen()}"
+        board.push(move)
+        if i % 2 == 0:
+            assert board.is_check(), f"ply {i + 1}: attacker move {mv} does not check"
+    assert len(moves) % 2 == 1
+    assert board.is_checkmate(), f"line {' '.join(moves)} does not end in checkmate"
+
+
+def test_problem_file_is_varied():
+    lengths = {int(p[1]) for p in MATES}
+    for n in (1, 3, 5, 7, 9, 11):
+        assert n in lengths, f"no mate-in-{n} problem shipped"
+    assert max(lengths) >= 13
+    assert len(NOMATES) >= 3
+    assert any("pawn-drop" in p[2] for p in NOMATES)
+
+
+@pytest.mark.parametrize("sfen,length,source", MATES, ids=[f"{p[1]}-{i}" for i, p in enumerate(MATES)])
+def test_mate_problem(solver, sfen, length, source):
+    status, moves = solver.solve(Position(sfen), time_limit_ms=30000)
+    assert status == "mate", f"{source}: {status}"
+    replay_forced_mate(sfen, moves)
+    assert len(moves) == int(length), f"{source}: {' '.join(moves)}"
+
+
+@pytest.mark.parametrize("sfen,length,source", [p for p in MATES if int(p[1]) <= 5])
+def test_short_lines_are_minimax(sfen, length, source):
+    """At every defender node of the returned line no other reply lasts longer, and at
+    every attacker node no other check mates sooner (brute force with cshogi)."""
+    status, moves = solve(Position(sfen), time_limit_ms=30000)
+    assert status == "mate"
+    board = cshogi.Board(sfen)
+    for i, mv in enumerate(moves):
+        left = len(moves) - i           # plies to mate from here on the line
+        if i % 2 == 1:
+            for alt in board.legal_moves:
+                board.push(alt)
+                v = bench.oracle_length(board.sfen(), left - 1)
+                board.pop()
+                assert v is not None and v <= left - 1, f"reply {cshogi.move_to_usi(alt)} lasts longer"
+        else:
+            assert bench.oracle_length(board.sfen(), left) == left
+        board.push_usi(mv)
+
+
+@pytest.mark.parametrize("sfen,length,source", NOMATES, ids=[f"nomate-{i}" for i in range(len(NOMATES))])
+def test_no_mate(solver, sfen, length, source):
+    assert solver.solve(Position(sfen), time_limit_ms=30000) == ("nomate", [])
+
+
+def test_pawn_drop_mate_is_not_a_solution(solver):
+    # king 1a; gold 2c guards 1b/2b, knight 3c guards 2a: P*1b would mate, so it is illegal
+    sfen = "8k/9/6NG1/9/9/9/9/9/9 b P2r2b3g4s3n4l17p 1"
+    assert "P*1b" not in Position(sfen).legal_moves()
+    after = shogi.Board("8k/8P/6NG1/9/9/9/9/9/9 w 2r2b3g4s3n4l17p 2")
+    assert after.is_checkmate()                 # it would be mate, were it legal
+    assert solver.solve(Position(sfen)) == ("nomate", [])
+    # the same with a pawn on the board: now the drop is not needed and G*... mates? no:
+    # with a gold in hand instead, G*1b is an ordinary mate in one
+    assert solver.solve(Position("8k/9/6NG1/9/9/9/9/9/9 b G2r2b2g4s3n4l18p 1")) == ("mate", ["G*1b"])
+
+
+def test_repetition_is_not_a_mate(solver):
+    """A lone rook can check forever; the solver must see the cycles and answer nomate."""
+    sfen = "9/9/9/9/4k4/9/9/9/R8 b 2b4g4s4n4l18pr 1"
+    t0 = time.perf_counter()
+    assert solver.solve(Position(sfen), time_limit_ms=30000) == ("nomate", [])
+    assert time.perf_counter() - t0 < 20
+
+
+def test_repetition_with_game_history(solver):
+    """A root reached through a cycle of game moves: still nomate, the caller's position is
+    left as it was; a mate problem reached after game moves is still solved."""
+    pos = Position.from_usi("sfen 9/9/9/9/4k4/9/9/9/R8 b 2b4g4s4n4l18pr 1 "
+                            "moves 9i8i 5e5d 8i9i 5d5e 9i8i 5e5d 8i9i 5d5e")
+    before = (pos.sfen(), pos.ply())
+    assert solver.solve(pos, time_limit_ms=30000) == ("nomate", [])
+    assert (pos.sfen(), pos.ply()) == before
+    sfen, length, _ = next(p for p in MATES if int(p[1]) == 3)
+    status, moves = solver.solve(Position.from_usi(f"sfen {sfen}"))
+    assert (status, len(moves)) == ("mate", 3)
+
+
+def test_limits_and_info(solver):
+    sfen, length, _ = max(MATES, key=lambda p: int(p[1]))
+    infos = []
+    status, moves = solver.solve(Position(sfen), nodes=50, on_info=lambda *a: infos.append(a))
+    assert status == "timeout" and moves == []
+    assert infos and all(len(i) == 3 for i in infos)
+    stop = np.zeros(1, np.int32)
+    stop[0] = 1
+    assert solver.solve(Position(sfen), stop=stop) == ("timeout", [])
+    # stop from another thread while the solver runs on a hard no-mate position
+    stop[0] = 0
+    hard = "9/9/9/9/4k4/9/9/9/R8 b Bb4g4s4n4l18pr 1"
+    threading.Timer(0.3, lambda: stop.__setitem__(0, 1)).start()
+    t0 = time.perf_counter()
+    status, _ = solver.solve(Position(hard), stop=stop)
+    assert time.perf_counter() - t0 < 10
+    assert status in ("timeout", "nomate", "mate")
+    t0 = time.perf_counter()
+    solver.solve(Position(hard), time_limit_ms=200)
+    assert time.perf_counter() - t0 < 5
+    solver.clear()
+    assert solver.solve(Position(MATES[0][0]))[0] == "mate"
+
+
+# --- mate_in_1 / mate_in_3 / generate_checks on random middle-game positions -------------
+
+def random_positions(count: int, seed: int):
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for _ in range(rng.randint(20, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            if board.is_game_over():
+                board.pop()
+                break
+            if rng.random() < 0.15:
+                out.append(board.sfen())
+    return out[:count]
+
+
+def brute_mate_in_1(board) -> list[str]:
+    found = []
+    for m in list(board.legal_moves):
+        board.push(m)
+        if board.is_check() and not any(True for _ in board.legal_moves):
+            found.append(cshogi.move_to_usi(m))
+        board.pop()
+    return found
+
+
+def test_generate_checks_matches_cshogi():
+    buf = np.zeros(600, np.int32)
+    for sfen in random_positions(300, 11) + [p[0] for p in PROBLEMS]:
+        pos = Position(sfen)
+        n = cm.generate_checks(pos.arrays, buf)
+        mine = sorted(move_to_usi(int(m)) for m in buf[:n])
+        board = cshogi.Board(sfen)
+        ref = []
+        for m in list(board.legal_moves):
+            board.push(m)
+            if board.is_check():
+                ref.append(cshogi.move_to_usi(m))
+            board.pop()
+        assert mine == sorted(ref), sfen
+
+
+def test_mate_in_1_and_3_on_random_positions(solver):
+    buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
+    ones = threes = 0
+    positions = random_positions(400, 5) + [p[0] for p in MATES if int(p[1]) <= 3]
+    for sfen in positions:
+        pos = Position(sfen)
+        board = cshogi.Board(sfen)
+        key = pos.key()
+        m1 = int(cm.mate_in_1(pos.arrays, buf))
+        assert pos.key() == key
+        brute = brute_mate_in_1(board)
+        if m1:
+            ones += 1
+            assert move_to_usi(m1) in brute, sfen
+        else:
+            assert not brute, sfen
+            assert board.mate_move_in_1ply() == 0, sfen
+        m3 = int(cm.mate_in_3(pos.arrays, buf))
+        assert pos.key() == key
+        if m3:
+            threes += 1
+            board.push_usi(move_to_usi(m3))
+            assert board.is_check()
+            for reply in list(board.legal_moves):
+                board.push(reply)
+                assert brute_mate_in_1(board), f"{sfen}: {move_to_usi(m3)} {cshogi.move_to_usi(reply)}"
+                board.pop()
+            board.pop()
+        else:
+            assert bench.oracle_length(sfen, 3, 200_000) is None, sfen
+        # the solver agrees about mate in one
+        if m1:
+            status, moves = solver.solve(Position(sfen), time_limit_ms=20000)
+            assert status == "mate" and len(moves) == 1
+    assert ones >= 3 and threes >= ones
