@@ -425,6 +425,7 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
     for eng in engines:
         eng.usinewgame()
     result = "max plies"
+    worst = 0.0
     while len(moves) < max_plies:
         turn = board.turn
         eng, name = engines[turn], names[turn]
@@ -434,6 +435,8 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
         best, _ = eng.go(btime=0, wtime=0, byoyomi=byoyomi, listener=lines.append)
         ms = (time.perf_counter() - t0) * 1000
         assert ms <= byoyomi, f"{name} lost on time: {ms:.0f} ms at byoyomi {byoyomi} (ply {len(moves)})"
+        if name == "engine":
+            worst = max(worst, ms)
         if name == "engine" and best not in ("resign", "win"):
             assert FINAL_INFO.match(lines[-2]), lines[-3:]
         if best == "resign":
@@ -457,6 +460,7 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
             break
     for eng in engines:
         eng.gameover()
+    print(f"byoyomi {byoyomi}: slowest engine move {worst:.0f} ms")
     return result, moves
 
 

@@ -10,6 +10,7 @@ Rules kept here:
 from __future__ import annotations
 
 import os
+import queue
 import re
 import sys
 import threading
@@ -141,16 +142,31 @@ class UsiProtocol:
 
     # ------------------------------------------------------------------ loop
     def run(self, stdin: BinaryIO | None = None) -> None:
+        """Read stdin until `quit` or EOF.
+
+        A reader thread stamps each line with its arrival time: the GUI's clock starts when
+        it sends `go`, even if we are still busy with an earlier `usinewgame` or `position`.
+        """
         stream = stdin if stdin is not None else sys.stdin.buffer
+        lines: queue.Queue = queue.Queue()
+
+        def reader() -> None:
+            while True:
+                try:
+                    raw = stream.readline()
+                except (OSError, ValueError):
+                    raw = b""
+                lines.put((time.monotonic(), raw))
+                if not raw:
+                    return
+
+        threading.Thread(target=reader, name="stdin", daemon=True).start()
         while True:
-            try:
-                raw = stream.readline()
-            except (OSError, ValueError):
-                raw = b""
+            stamp, raw = lines.get()
             if not raw:  # EOF: the GUI is gone
                 self.cmd_quit("")
                 return
-            self.line_time = time.monotonic()
+            self.line_time = stamp
             if not self.handle(decode_line(raw)):
                 return
 
