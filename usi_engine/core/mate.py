@@ -30,9 +30,9 @@ from collections import namedtuple
 
 import numba
 import numpy as np
-from numba import njit, int32, int64, types
+from numba import int32, int64, types
 
-from .types import MAX_MOVES, MAX_HISTORY, DROP_BASE, KING, PAWN, GOLD, base_type
+from .types import jit, MAX_MOVES, MAX_HISTORY, DROP_BASE, KING, PAWN, GOLD, base_type
 from .attacks import LINE_DIR, KNIGHT_TO, piece_attacks
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
@@ -121,7 +121,7 @@ WORK_TYPE = numba.typeof(new_work())
 # check generation
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@jit()
 def _drop_checks(pos, out, n, us, eksq):
     """Append the legal checking drops (not in check: every drop is legal but for the rules
     on nifu, dead squares and pawn-drop mate)."""
@@ -169,7 +169,7 @@ def _drop_checks(pos, out, n, us, eksq):
     return n
 
 
-@njit(cache=True)
+@jit()
 def generate_checks(pos, out):
     """Write every legal move that gives check into `out` (MAX_MOVES entries); return the
     count.  Non-promotions of pawn, bishop and rook are included (tsume needs them)."""
@@ -210,7 +210,7 @@ def generate_checks(pos, out):
 # exact short mates for the main search
 # ---------------------------------------------------------------------------------------------
 
-@njit(int32(POS_TYPE, int32[:]), cache=True)
+@jit(int32(POS_TYPE, int32[:]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0.
     `buf`: int32 scratch of at least 2 * MAX_MOVES (MATE_BUF_SIZE is enough)."""
@@ -227,7 +227,7 @@ def mate_in_1(pos, buf):
     return 0
 
 
-@njit(int32(POS_TYPE, int32[:]), cache=True)
+@jit(int32(POS_TYPE, int32[:]))
 def mate_in_3(pos, buf):
     """A check such that every reply is met by a mate in one (or that mates at once), or 0.
     `buf`: int32 scratch of at least MATE_BUF_SIZE (= 4 * MAX_MOVES)."""
@@ -265,7 +265,7 @@ def mate_in_3(pos, buf):
 # table
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@jit()
 def _after_key(pos, m, attacker):
     """Board key and attacker hand of the position after move m (without playing it)."""
     ply = pos.st[ST_PLY]
@@ -292,12 +292,12 @@ def _after_key(pos, m, attacker):
     return bkey, hand
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _bucket(bkey, mask):
     return np.int64((bkey >> np.uint64(1)) & np.uint64(mask)) & ~np.int64(3)
 
 
-@njit(cache=True)
+@jit()
 def tt_probe(tt, bkey, hand):
     """(pn, dn, length, found): found 2 for a proof/disproof that covers this hand, 1 for
     an entry of exactly this hand, 0 for nothing (pn = dn = 1 then)."""
@@ -323,7 +323,7 @@ def tt_probe(tt, bkey, hand):
     return rpn, rdn, np.int64(0), found
 
 
-@njit(cache=True)
+@jit()
 def tt_store(tt, bkey, hand, pn, dn, length, work):
     gen = tt.params[P_GEN]
     base = _bucket(bkey, tt.params[P_MASK])
@@ -355,13 +355,13 @@ def tt_store(tt, bkey, hand, pn, dn, length, work):
 # df-pn
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _sat_add(a, b):
     s = a + b
     return INF if s > INF else s
 
 
-@njit(cache=True)
+@jit()
 def _in_path(pos, root):
     ply = pos.st[ST_PLY]
     key = pos.keys[ply]
@@ -376,7 +376,7 @@ def _in_path(pos, root):
 MID_SIG = types.UniTuple(int64, 4)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int64, int64)
 
 
-@njit(MID_SIG, cache=True, nogil=True)
+@jit(MID_SIG, nogil=True)
 def _mid(pos, tt, wk, depth, thpn, thdn):
     """Expand the node until its pn >= thpn or dn >= thdn or it is solved.
     Returns (pn, dn, path_dependent, mate_length)."""
@@ -521,7 +521,7 @@ def _mid(pos, tt, wk, depth, thpn, thdn):
     return pn, dn, rep, length
 
 
-@njit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), cache=True, nogil=True)
+@jit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
 def dfpn_run(pos, tt, wk, root_depth):
     """Search the current position (an OR node if root_depth is even, else an AND node)
     until it is solved or params[P_LIMIT] / the stop flag ends it.  Returns (pn, dn)."""
@@ -534,7 +534,7 @@ def dfpn_run(pos, tt, wk, root_depth):
             return pn, dn
 
 
-@njit(cache=True)
+@jit()
 def probe_after(pos, tt, m, attacker):
     """Table (pn, dn, length, found) of the position after move m."""
     k, h = _after_key(pos, m, attacker)
@@ -545,7 +545,7 @@ def probe_after(pos, tt, m, attacker):
 # exact shortest mate (longest resistance) inside the proven region
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@jit()
 def _x_probe(tt, bkey, hand):
     """(lb, ub): no mate within lb plies, a mate within ub plies, from entries whose hands
     bound this one."""
@@ -564,7 +564,7 @@ def _x_probe(tt, bkey, hand):
     return lb, ub
 
 
-@njit(cache=True)
+@jit()
 def _x_store(tt, bkey, hand, lb, ub):
     gen = tt.params[P_GEN]
     base = _bucket(bkey, tt.params[P_XMASK])
@@ -594,7 +594,7 @@ def _x_store(tt, bkey, hand, lb, ub):
 EXACT_SIG = types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int64)
 
 
-@njit(EXACT_SIG, cache=True, nogil=True)
+@jit(EXACT_SIG, nogil=True)
 def _exact(pos, tt, wk, depth, budget):
     """Minimax mate length (attacker shortest, defender longest) if it is <= budget, else
     INF.  Returns (value, path_dependent).  Children the df-pn disproved are skipped."""
@@ -725,7 +725,7 @@ def _exact(pos, tt, wk, depth, budget):
     return worst, rep
 
 
-@njit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), cache=True, nogil=True)
+@jit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
 def exact_run(pos, tt, wk, budget):
     """Exact mate length of the root (an OR node) if <= budget, else INF; (value, aborted)."""
     tt.params[P_ABORT] = 0
@@ -733,7 +733,7 @@ def exact_run(pos, tt, wk, budget):
     return v, tt.params[P_ABORT]
 
 
-@njit(int64(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int32[:]), cache=True, nogil=True)
+@jit(int64(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int32[:]), nogil=True)
 def exact_pv(pos, tt, wk, value, out):
     """Write the principal line of a root whose exact value is `value` into out; return its
     length (0 if the line could not be followed, e.g. on abort).  The position is restored."""
