@@ -126,16 +126,36 @@ def test_config_file_sets_declared_defaults(tmp_path):
 
 
 @needs_search
-def test_quit_mid_search_exits_within_one_second():
-    eng = start_ready_engine()
+def test_go_without_isready_then_quit_mid_search():
+    """A GUI that skips isready still gets an engine (lazy init); quit mid-search is fast."""
+    eng = UsiProcess()
     try:
-        eng.send("position startpos")
+        eng.send("usi")
+        eng.read_until("usiok", 10)
+        eng.send("position startpos moves 7g7f")
         eng.send("go infinite")
-        time.sleep(0.5)
+        eng.read_until("info depth", 600)
+        time.sleep(0.3)
         assert eng.quit() < 1.0
         assert eng.stderr_text() == ""
     finally:
         eng.kill()
+
+
+def test_debug_log_file(tmp_path):
+    log = tmp_path / "engine.log"
+    eng = UsiProcess(env={"USI_ENGINE_LOG": str(log)})
+    try:
+        eng.send("usi")
+        eng.read_until("usiok", 10)
+        eng.send("bogus")
+        eng.read_until("info string unknown command bogus", 5)
+    finally:
+        eng.quit()
+        eng.kill()
+    text = log.read_text()
+    assert "< usi" in text and "> usiok" in text and "< bogus" in text
+    assert eng.stderr_text() == ""
 
 
 # ---------------------------------------------------------------------- session engine
@@ -277,6 +297,14 @@ def test_no_legal_move_resigns_and_declaration_wins(engine):
 
 
 @needs_search
+def test_one_legal_move_is_answered_at_once(engine):
+    engine.send("position sfen 4k4/4G4/9/9/9/9/9/9/4K4 w - 1")    # only 5a5b
+    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
+    assert best == "5a5b"
+    assert ms < 500
+
+
+@needs_search
 def test_resign_value(engine):
     engine.send("setoption name ResignValue value 1000")
     engine.send("usinewgame")
@@ -382,6 +410,12 @@ def test_long_game_position_is_accepted(engine):
     args = "startpos moves " + " ".join(moves)
     engine.send("position " + args)
     assert engine.sync(60) == []          # MaxMovesToDraw is off: nothing to say
+    engine.send("setoption name MaxMovesToDraw value 256")
+    engine.send("position " + args)
+    engine.send("setoption name MaxMovesToDraw value 0")
+    said = info_strings(engine.sync(60))
+    assert len(said) == 1 and said[0].startswith("game ply ")
+    assert said[0].endswith(" reached MaxMovesToDraw 256: the game is a draw")
     if board.is_game_over():
         return
     _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
@@ -500,3 +534,37 @@ def test_cshogi_match_runner_with_ponder(engine_exe, random_exe, tmp_path):
     assert len(records) == 2
     for rec in records:
         assert "%ILLEGAL_MOVE" not in rec and "%TIME_UP" not in rec, rec[-300:]
+
+
+# ---------------------------------------------------------------------- in-process: search crash
+class _CrashingSearcher:
+    SWITCHES: dict = {}
+
+    def think(self, pos, **kwargs):
+        raise RuntimeError("boom")
+
+    def stability(self):
+        return 0.5
+
+
+@needs_search
+def test_crash_inside_search_still_gives_a_legal_bestmove():
+    import io
+    import numpy as np
+    from usi_engine.options import Options
+    from usi_engine.position import Position
+    from usi_engine.protocol import Output, UsiProtocol
+
+    buf = io.BytesIO()
+    proto = UsiProtocol(Options.create({}), out=Output(buf))
+    eng = proto.engine
+    eng._np, eng._position_cls, eng._searcher = np, Position, _CrashingSearcher()
+    eng._ready, eng._config_key = True, None
+    eng._configure = lambda force=False: None
+    proto.handle("position startpos moves 7g7f")
+    proto.handle("go btime 0 wtime 0 byoyomi 300")
+    assert eng._job.done.wait(5)
+    lines = buf.getvalue().decode("ascii").splitlines()
+    assert lines[0] == "info string search error: RuntimeError('boom'); playing a fallback move"
+    assert FINAL_INFO.match(lines[-2])
+    assert_legal("startpos moves 7g7f", lines[-1].split()[1])

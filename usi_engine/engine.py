@@ -145,6 +145,7 @@ class Engine:
                 t0 = time.monotonic()
                 searcher.warmup()
                 self._exercise_position()
+                self._warmup_mate()
                 self.log(f"warmup {time.monotonic() - t0:.2f}s")
                 self._ready = True
                 self._newgame_pending = False
@@ -167,6 +168,18 @@ class Engine:
         work.game_ply()
         work.sfen()
         self._position_cls.from_usi("startpos moves 7g7f")
+
+    def _warmup_mate(self) -> None:
+        """Compile (or load) the mate solver now, so that `go mate` answers within its limit."""
+        try:
+            from .mate import solve
+        except ImportError:
+            return
+        try:
+            pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
+            solve(pos, stop=self._np.zeros(1, self._np.int32), time_limit_ms=None, nodes=10000)
+        except Exception as exc:
+            self.log(f"mate warmup: {exc!r}")
 
     def _configure(self, force: bool = False) -> None:
         opts = self.options
@@ -450,7 +463,9 @@ class Engine:
                 solve = None
             if solve is not None:
                 limit = job.budget.maximum if job.budget is not None else None
-                status, moves = solve(job.pos, stop=job.stop, time_limit_ms=limit)
+                def on_info(nodes, nps, time_ms):
+                    self.out.send(f"info nodes {int(nodes)} nps {int(nps)} time {int(time_ms)}")
+                status, moves = solve(job.pos, stop=job.stop, time_limit_ms=limit, on_info=on_info)
                 if status == "mate" and moves:
                     answer = "checkmate " + " ".join(moves)
                 elif status == "nomate":
