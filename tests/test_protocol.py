@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import shogi
 
-from conftest import REPO, UsiProcess, engine_command, needs_search, start_ready_engine
+from conftest import REPO, UsiProcess, engine_command, needs_search
 
 FINAL_INFO = re.compile(r"^info depth \d+ seldepth \d+ (multipv \d+ )?score (cp -?\d+|mate -?\d+)"
                         r"( lowerbound| upperbound)? nodes \d+ nps \d+ time \d+ hashfull \d+ pv( \S+)+$")
@@ -568,3 +568,25 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     assert lines[0] == "info string search error: RuntimeError('boom'); playing a fallback move"
     assert FINAL_INFO.match(lines[-2])
     assert_legal("startpos moves 7g7f", lines[-1].split()[1])
+
+
+@needs_search
+def test_go_that_cannot_start_still_answers():
+    import io
+    from usi_engine.options import Options
+    from usi_engine.protocol import Output, UsiProtocol
+
+    buf = io.BytesIO()
+    proto = UsiProtocol(Options.create({}), out=Output(buf))
+
+    def broken():
+        raise ImportError("no search module")
+    proto.engine.ensure_ready = broken
+    proto.handle("position startpos")
+    proto.handle("go btime 0 wtime 0 byoyomi 100")
+    proto.handle("go mate 100")
+    lines = buf.getvalue().decode("ascii").splitlines()
+    assert lines[0] == "info string go failed: ImportError('no search module')"
+    assert lines[1].startswith("bestmove ")
+    assert_legal("startpos", lines[1].split()[1])
+    assert lines[3] == "checkmate timeout"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from usi_engine.timeman import (BARE_GO_MS, Budget, Clock, GoParams, StabilityTracker, TimeSettings,
+from usi_engine.timeman import (BARE_GO_MS, Budget, Clock, StabilityTracker, TimeSettings,
                                 compute_budget, parse_go)
 
 S = TimeSettings(network_delay=60, network_delay2=120, minimum_thinking_time=100, slow_mover=100)

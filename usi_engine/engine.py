@@ -276,6 +276,18 @@ class Engine:
         job.worker.start()
         job.monitor.start()
 
+    def fallback_answer(self, params: GoParams) -> str:
+        """The answer to a `go` that could not start a search at all."""
+        if params.is_mate:
+            return "checkmate timeout"
+        try:
+            legal = self.position().legal_moves()
+            if legal:
+                return f"bestmove {legal[0]}"
+        except Exception:
+            pass
+        return "bestmove resign"
+
     def stop(self, wait: bool = False) -> None:
         job = self._job
         if job is None or job.done.is_set():

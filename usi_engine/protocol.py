@@ -247,7 +247,12 @@ class UsiProtocol:
         params, errors = parse_go(rest.split())
         for err in errors:
             self.out.info(err)
-        self.engine.go(params, received=self.line_time)
+        try:
+            self.engine.go(params, received=self.line_time)
+        except Exception as exc:  # every go must still be answered exactly once
+            self.log.write(traceback.format_exc())
+            self.out.info(f"go failed: {ascii_clean(repr(exc), 300)}")
+            self.out.send(self.engine.fallback_answer(params))
 
     def cmd_stop(self, rest: str) -> None:
         self.engine.stop()
