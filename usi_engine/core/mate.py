@@ -36,7 +36,7 @@ from .types import jit, MAX_MOVES, MAX_HISTORY, DROP_BASE, KING, PAWN, GOLD, bas
 from .attacks import LINE_DIR, KNIGHT_TO, piece_attacks
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, gives_check, is_pawn_drop_mate, GEN_ALL
+from .movegen import generate, gives_check, has_legal_move, is_pawn_drop_mate, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -220,7 +220,7 @@ def mate_in_1(pos, buf):
     for i in range(n):
         m = checks[i]
         do_move(pos, m)
-        mated = generate(pos, rest, GEN_ALL, False) == 0
+        mated = not has_legal_move(pos, rest)
         undo_move(pos)
         if mated:
             return m

@@ -259,6 +259,19 @@ def generate_legal(pos, out, all_promos):
 
 @jit()
 def has_legal_move(pos, buf):
+    """True if the side to move has any legal move.  In check, king steps are tried first:
+    most checks are escaped that way, and then no list needs generating."""
+    us = pos.st[ST_SIDE]
+    ksq = pos.st[ST_KING + us]
+    if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
+        board = pos.board
+        for d in range(8):
+            if RAY_LEN[ksq, d] == 0:
+                continue
+            to = RAY[ksq, d, 0]
+            q = board[to]
+            if (q == 0 or (q >> 4) != us) and _king_safe_after(board, ksq, to, 1 - us):
+                return True
     return generate(pos, buf, GEN_ALL, False) > 0
 
 

@@ -24,11 +24,13 @@ from .history import (update_quiet, history_bonus, piece_to, quiet_score, BUTTER
 from .movepick import (score_moves, pick_next, is_capture_or_promotion, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
 from .weights import TYPE_VALUE
+from .mate import mate_in_1, MATE_BUF_SIZE
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
 VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big gain
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
+MATE1_MIN_DEPTH = 4            # plies: below this a mate-in-1 probe costs more than it finds
 STACK = MAX_PLY + 8
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
 
@@ -70,6 +72,7 @@ SearchCtx = namedtuple("SearchCtx", [
     "root_scores",   # int64[MAX_MOVES]
     "params",        # int64[P_NB]
     "stats",         # int64[S_NB]
+    "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
     "stop",          # int32[1]: set by Python to stop the search
 ])
 
@@ -83,7 +86,8 @@ def new_context(tt, stop) -> SearchCtx:
                      np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
                      np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
                      np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
-                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64), stop)
+                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
+                     np.zeros(MATE_BUF_SIZE, np.int32), stop)
 
 
 POS_T = numba.typeof(new_position())
@@ -275,6 +279,17 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     params = ctx.params
     us = pos.st[ST_SIDE]
     d_plies = depth // ONE_PLY
+
+    # a mate in one ends the node at once (the TT remembers it)
+    if params[P_MATE1] and not in_check and not hit and d_plies >= MATE1_MIN_DEPTH:
+        m = mate_in_1(pos, ctx.mate_buf)
+        if m != 0:
+            v = mate_in(ply + 1)
+            store(ctx.tt, key, m, value_to_tt(v, ply), 0, depth, BOUND_EXACT, params[P_GENERATION])
+            if pv_node:
+                ctx.pv_len[ply + 1] = ply + 1
+                _update_pv(ctx, ply, m)
+            return v
 
     # static evaluation and the pruning it allows
     if in_check:
