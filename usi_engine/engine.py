@@ -100,6 +100,7 @@ class Engine:
         self._np = None
         self._ready = False
         self._config_key = None
+        self._known_switches: set[str] = set()
         self._newgame_pending = False
         self._pos = None                    # current position (None = start position)
         self._pos_cache: tuple[str, object] | None = None
@@ -139,6 +140,7 @@ class Engine:
                     self.log(f"switch {name} found only at import time")
                 for msg in self.options.report_pending() + self.options.take_messages():
                     self.out.info(msg)
+                self._known_switches = set(getattr(Searcher, "SWITCHES", {}) or {})
                 searcher = Searcher()
                 self._searcher = searcher
                 self._configure(force=True)
@@ -183,8 +185,9 @@ class Engine:
 
     def _configure(self, force: bool = False) -> None:
         opts = self.options
+        switches = {k: v for k, v in opts.switches().items() if k in self._known_switches}
         key = (int(opts["USI_Hash"]), int(opts["Threads"]), int(opts["DrawValue"]),
-               tuple(sorted(opts.switches().items())))
+               tuple(sorted(switches.items())))
         if force or key != self._config_key:
             self._searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
                                      switches=dict(key[3]))
