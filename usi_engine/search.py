@@ -61,10 +61,10 @@ class Searcher:
     """Owns the TT, one search context per thread, and runs `think`."""
 
     SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,
-                "Mate1Ply": 1}
+                "Mate1Ply": 1, "IIR": 1}
     _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
                      "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT,
-                     "Mate1Ply": cs.P_MATE1}
+                     "Mate1Ply": cs.P_MATE1, "IIR": cs.P_IIR}
 
     def __init__(self) -> None:
         self.tt = table_for_entries(DEFAULT_TT_ENTRIES)

@@ -49,6 +49,7 @@ P_ROOT_N = 10         # number of root moves
 P_PV_INDEX = 11       # MultiPV: root moves before this index are already searched
 P_ROOT_PLY = 12       # pos ply at the root
 P_ROOT_DEPTH = 13
+P_IIR = 14
 P_NB = 16
 # ctx.stats fields (written by the search)
 S_NODES = 0
@@ -98,7 +99,7 @@ def _reduction_table():
     r = np.zeros((64, 64), np.int64)
     for d in range(1, 64):
         for n in range(1, 64):
-            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 2.1)
+            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 1.8)
     return r
 
 
@@ -317,6 +318,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 return 0
             if v >= beta:
                 return beta if v >= VALUE_MATE_IN_MAX else v
+
+    # internal iterative reduction: with no move to try first, a deep search is a guess
+    if params[P_IIR] and tt1 == 0 and d_plies >= 4:
+        depth -= ONE_PLY
+        d_plies -= 1
 
     # move loop
     if tt1 != 0 and not is_legal(pos, tt1):
