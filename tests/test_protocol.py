@@ -343,23 +343,24 @@ def test_go_mate_answers_checkmate(engine):
     assert lines[-1].split()[1] in ("notimplemented", "nomate", "timeout")
 
 
-HOSTILE = [
-    (b"xyzzy", "unknown command xyzzy"),
-    (b"\xff\xfe garbage", "unknown command ??"),
-    (b"usi\x00", "unknown command usi?"),
-    (b"GO", "unknown command GO"),
-    (b"position", "position: missing 'startpos' or 'sfen'"),
-    (b"position startpos moves 7g7f 7g7f", "position: "),
-    (b"position startpos moves 9z9y", "position: "),
-    (b"position startpos moves P*5e", "position: "),
-    (b"position sfen lnsgkgsnl/9/9 b - 1", "position: "),
-    (b"position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1", "position: "),
-    (b"position sfen \xe6\x97\xa5\xe6\x9c\xac b - 1", "position: "),
-    (b"position startpos moves " + b"7g7f " * 2000, "position: "),
-    (b"x" * 10000, "unknown command " + "x" * 40 + "..."),
-    (b"setoption name MultiPV value", "option MultiPV: missing value"),
-    (b"setoption name USI_Hash value 1e3", "option USI_Hash: expected an integer, got '1e3'"),
-    (b"gameover", "gameover: expected win, lose or draw, got ''"),
+HOSTILE = [  # (line, the info string starts with, and also names)
+    (b"xyzzy", "unknown command xyzzy", ""),
+    (b"\xff\xfe garbage", "unknown command ??", ""),
+    (b"usi\x00", "unknown command usi?", ""),
+    (b"GO", "unknown command GO", ""),
+    (b"position", "position: missing 'startpos' or 'sfen'", ""),
+    (b"position startpos moves 7g7f 7g7f", "position: ", "7g7f"),
+    (b"position startpos moves 9z9y", "position: ", "9z9y"),
+    (b"position startpos moves P*5e", "position: ", "P*5e"),
+    (b"position sfen lnsgkgsnl/9/9 b - 1", "position: ", "SFEN"),
+    (b"position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL x - 1", "position: ", "'x'"),
+    (b"position sfen \xe6\x97\xa5\xe6\x9c\xac b - 1", "position: ", "SFEN"),
+    (b"position startpos moves " + b"7g7f " * 2000, "position: ", "7g7f"),
+    (b"position startpos 7g7f", "position: ", "startpos 7g7f"),
+    (b"x" * 10000, "unknown command " + "x" * 40 + "...", ""),
+    (b"setoption name MultiPV value", "option MultiPV: missing value", ""),
+    (b"setoption name USI_Hash value 1e3", "option USI_Hash: expected an integer, got '1e3'", ""),
+    (b"gameover", "gameover: expected win, lose or draw, got ''", ""),
 ]
 
 
@@ -367,7 +368,7 @@ HOSTILE = [
 def test_hostile_input_is_reported_and_survived(engine):
     good = "startpos moves 7g7f 3c3d 8h2b+"        # white to move: recapture or not
     engine.send("position " + good)
-    for raw, _ in HOSTILE:
+    for raw, _, _ in HOSTILE:
         engine.send(raw)
     engine.send(b"\r\n")
     engine.send(b"\n")
@@ -375,9 +376,10 @@ def test_hostile_input_is_reported_and_survived(engine):
     lines = engine.sync(60)
     errors = info_strings(lines)
     assert len(errors) == len(HOSTILE), "\n".join(errors)
-    for (raw, expected), got in zip(HOSTILE, errors):
+    for (raw, expected, named), got in zip(HOSTILE, errors):
         assert got.startswith(expected), f"{raw[:40]!r}: {got!r}"
-        if expected == "position: ":
+        assert named in got, f"{raw[:40]!r}: {got!r} does not name {named!r}"
+        if expected.startswith("position: "):
             assert got.endswith("(position unchanged)"), got
     assert all(line.isascii() for line in lines)
     # CRLF line endings and extra blanks are fine

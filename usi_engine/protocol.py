@@ -239,7 +239,7 @@ class UsiProtocol:
             self.engine.set_position(rest)
         except ValueError as exc:
             msg = ascii_clean(exc, 300)
-            if not msg.startswith("position"):
+            if not msg.startswith("position:"):
                 msg = "position: " + msg
             self.out.info(msg + " (position unchanged)")
 
