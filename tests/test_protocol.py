@@ -142,6 +142,30 @@ def test_go_without_isready_then_quit_mid_search():
         eng.kill()
 
 
+@needs_search
+def test_warmup_flag_compiles_and_exits():
+    import subprocess
+    out = subprocess.run(engine_command() + ["--warmup"], cwd=REPO, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "compiled" in out.stdout
+
+
+def test_console_script_if_installed():
+    import shutil
+    exe = shutil.which("usi-engine")
+    if exe is None or os.environ.get("USI_ENGINE_CMD"):
+        pytest.skip("usi-engine console script not installed (pip install -e .)")
+    eng = UsiProcess(cmd=[exe])
+    try:
+        eng.send("usi")
+        _, lines = eng.read_until("usiok", 10)
+        assert lines[0].startswith("id name ")
+        assert eng.quit() < 1.0
+    finally:
+        eng.kill()
+
+
 def test_debug_log_file(tmp_path):
     log = tmp_path / "engine.log"
     eng = UsiProcess(env={"USI_ENGINE_LOG": str(log)})
