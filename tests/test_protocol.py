@@ -166,6 +166,19 @@ def test_console_script_if_installed():
         eng.kill()
 
 
+def test_quit_while_isready_is_busy():
+    eng = UsiProcess()
+    try:
+        eng.send("usi")
+        eng.read_until("usiok", 10)
+        eng.send("isready")
+        time.sleep(0.1)
+        assert eng.quit() < 1.0
+        assert eng.stderr_text() == ""
+    finally:
+        eng.kill()
+
+
 def test_debug_log_file(tmp_path):
     log = tmp_path / "engine.log"
     eng = UsiProcess(env={"USI_ENGINE_LOG": str(log)})

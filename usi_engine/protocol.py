@@ -141,11 +141,13 @@ class UsiProtocol:
         }
 
     # ------------------------------------------------------------------ loop
-    def run(self, stdin: BinaryIO | None = None) -> None:
+    def run(self, stdin: BinaryIO | None = None, hard_exit_after: float | None = None) -> None:
         """Read stdin until `quit` or EOF.
 
         A reader thread stamps each line with its arrival time: the GUI's clock starts when
         it sends `go`, even if we are still busy with an earlier `usinewgame` or `position`.
+        With `hard_exit_after` (seconds), a `quit` or EOF ends the process after that long
+        even if the command loop is still busy (say, compiling at isready).
         """
         stream = stdin if stdin is not None else sys.stdin.buffer
         lines: queue.Queue = queue.Queue()
@@ -157,8 +159,11 @@ class UsiProtocol:
                 except (OSError, ValueError):
                     raw = b""
                 lines.put((time.monotonic(), raw))
-                if not raw:
-                    return
+                if not raw or raw.strip() == b"quit":
+                    if hard_exit_after is not None:
+                        threading.Timer(hard_exit_after, self._hard_exit).start()
+                    if not raw:
+                        return
 
         threading.Thread(target=reader, name="stdin", daemon=True).start()
         while True:
@@ -169,6 +174,14 @@ class UsiProtocol:
             self.line_time = stamp
             if not self.handle(decode_line(raw)):
                 return
+
+    def _hard_exit(self) -> None:
+        self.log.write("quit: command loop busy, exiting anyway")
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(0)
 
     def handle(self, line: str) -> bool:
         """One input line; False after `quit`."""
