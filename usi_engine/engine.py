@@ -91,7 +91,7 @@ class SearchJob:
 
 class Engine:
     def __init__(self, out, options: Options, log: Callable[[str], None] | None = None) -> None:
-        self.out = out                      # .send(line) / .info(text), thread-safe
+        self.out = out                      # .send(line) / .send_many(lines) / .info(text), thread-safe
         self.options = options
         self.log = log or (lambda msg: None)
         self._init_lock = threading.RLock()
@@ -375,8 +375,7 @@ class Engine:
                 return
             job.answered = True
         if not self.quitting:
-            for line in lines:
-                self.out.send(line)
+            self.out.send_many(lines)
         job.done.set()
 
     def _run_search(self, job: SearchJob) -> None:

@@ -43,17 +43,22 @@ class Output:
         self.closed = False
 
     def send(self, line: str) -> None:
-        data = clean_output(line)
+        self.send_many([line])
+
+    def send_many(self, lines: list[str]) -> None:
+        """Several lines with nothing from other threads in between (final info + bestmove)."""
+        data = [clean_output(line) for line in lines]
         with self._lock:
             if self.closed:
                 return
             try:
-                self._stream.write(data.encode("ascii") + b"\n")
+                self._stream.write(b"".join(d.encode("ascii") + b"\n" for d in data))
                 self._stream.flush()
             except (OSError, ValueError):
                 self.closed = True  # the GUI went away
         if self._log is not None:
-            self._log.write("> " + data)
+            for d in data:
+                self._log.write("> " + d)
 
     def info(self, text: str) -> None:
         self.send("info string " + ascii_clean(text, 400))
