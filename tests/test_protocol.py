@@ -269,6 +269,20 @@ def test_stop_during_go_infinite(engine):
 
 
 @needs_search
+def test_go_while_thinking_answers_both(engine):
+    engine.send("position startpos")
+    engine.send("go infinite")
+    engine.no_output(0.2)
+    engine.send("go btime 0 wtime 0 byoyomi 200")
+    _, first = engine.read_until("bestmove", 5)
+    _, second = engine.read_until("bestmove", 5)
+    assert "info string go received while thinking: stopping the previous search first" in first + second
+    assert_legal("startpos", first[-1].split()[1])
+    assert_legal("startpos", second[-1].split()[1])
+    assert engine.sync() == []
+
+
+@needs_search
 def test_ponder_hit_and_miss(engine):
     engine.send("setoption name USI_Ponder value true")
     engine.send("usinewgame")
