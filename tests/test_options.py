@@ -16,7 +16,7 @@ def opts():
 
 def test_declarations(opts):
     lines = opts.usi_lines()
-    assert "option name USI_Hash type spin default 64 min 1 max 65536" in lines
+    assert "option name USI_Hash type spin default 24 min 1 max 65536" in lines
     assert "option name USI_Ponder type check default false" in lines
     assert "option name EnteringKingRule type combo default CSA27 var none var CSA24 var CSA27" in lines
     assert "option name NullMove type check default true" in lines

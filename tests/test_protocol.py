@@ -467,8 +467,7 @@ def test_long_game_position_is_accepted(engine):
     engine.send("position " + args)
     engine.send("setoption name MaxMovesToDraw value 0")
     said = info_strings(engine.sync(60))
-    assert len(said) == 1 and said[0].startswith("game ply ")
-    assert said[0].endswith(" reached MaxMovesToDraw 256: the game is a draw")
+    assert said == [f"game ply {len(moves)} reached MaxMovesToDraw 256: the game is a draw"]
     if board.is_game_over():
         return
     _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")

@@ -97,7 +97,7 @@ class Option:
 def builtin_options() -> list[Option]:
     """The engine's own options (search switches are added from Searcher.SWITCHES)."""
     return [
-        Option("USI_Hash", SPIN, 64, 1, 65536),
+        Option("USI_Hash", SPIN, 24, 1, 65536),   # 24 MB: 2^20 entries
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
         Option("MultiPV", SPIN, 1, 1, 500),

@@ -215,7 +215,7 @@ class Position:
                     letter = PIECE_LETTERS[t] if color == BLACK else PIECE_LETTERS[t].lower()
                     hand += (str(n) if n > 1 else "") + letter
         side = "b" if self.side_to_move() == BLACK else "w"
-        return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply()}"
+        return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply() + 1}"
 
     def parse_move(self, usi: str) -> int:
         """Encoded legal move for USI text; ValueError if unparseable or illegal."""
@@ -274,8 +274,8 @@ class Position:
         return int(self.arrays.st[cb.ST_PLY])
 
     def game_ply(self) -> int:
-        """The SFEN move number of this position."""
-        return int(self.arrays.st[cb.ST_MOVENUM] + self.arrays.st[cb.ST_PLY])
+        """Plies played in the game: the root SFEN's move number - 1, plus moves since."""
+        return int(self.arrays.st[cb.ST_MOVENUM] - 1 + self.arrays.st[cb.ST_PLY])
 
     def key(self) -> int:
         return int(self.arrays.keys[self.arrays.st[cb.ST_PLY]])
