@@ -454,3 +454,40 @@ def test_script_help():
                  "--depth", "--openings", "--random-openings", "--max-moves", "--sprt", "--out",
                  "--seed", "--gauntlet", "--margin", "--config"):
         assert flag in proc.stdout
+
+
+# -- the real engine -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def warm_engine_cache():
+    """Compile (or load) the engine's numba code once, so that no match game waits for it."""
+    import subprocess
+    run = subprocess.run([sys.executable, "-m", "usi_engine", "--warmup"], cwd=REPO,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def _our_engine(name: str, nodes: int) -> EngineSpec:
+    return EngineSpec([sys.executable, "-m", "usi_engine"], name,
+                      tc=TimeControl(byoyomi_ms=5000, nodes=nodes))
+
+
+def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cache):
+    engines = [_our_engine("usi_engine", 300), spec("random", "random_engine.py", "--seed", "5", byoyomi=5000)]
+    cfg = config(engines, tmp_path, games=2, max_moves=60, ready_timeout_s=120, hang_timeout_ms=3000)
+    result = run_match(cfg)
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert summary["games"] == len(result.games) == 2
+    assert sum(summary["points"].values()) == 2
+    reasons = {g.outcome.reason for g in result.games}
+    assert not reasons & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    assert summary["points"]["usi_engine"] >= 1.5        # a searcher does not lose to random moves
+    _check_records(cfg.out_dir, summary)
+
+    pair = [_our_engine("a", 200), _our_engine("b", 400)]
+    cfg = config(pair, tmp_path / "self", games=2, max_moves=40, ready_timeout_s=120, hang_timeout_ms=3000)
+    result = run_match(cfg)
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert summary["games"] == 2 and sum(summary["points"].values()) == 2
+    assert not {g.outcome.reason for g in result.games} & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    _check_records(cfg.out_dir, summary)
