@@ -13,8 +13,12 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from pathlib import Path
 
 import cshogi
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perft import cshogi_perft  # noqa: E402  (the same oracle perft.py compares with)
 
 # (sfen, figures from D1, comment) -- published figures
 PUBLISHED = [
@@ -57,20 +61,6 @@ def random_positions(rng: random.Random, count: int) -> list[str]:
 def _cshogi_version() -> str:
     from importlib.metadata import version
     return version("cshogi")
-
-
-def cshogi_perft(board, depth: int) -> int:
-    if depth <= 0:
-        return 1
-    moves = board.legal_moves
-    if depth == 1:
-        return len(moves)
-    total = 0
-    for m in list(moves):
-        board.push(m)
-        total += cshogi_perft(board, depth - 1)
-        board.pop()
-    return total
 
 
 def main(argv: list[str] | None = None) -> int:

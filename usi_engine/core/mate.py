@@ -36,7 +36,7 @@ from .types import jit, MAX_MOVES, MAX_HISTORY, DROP_BASE, KING, PAWN, GOLD, bas
 from .attacks import LINE_DIR, KNIGHT_TO, piece_attacks
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, gives_check, has_legal_move, is_pawn_drop_mate, GEN_ALL
+from .movegen import generate, gives_check, has_legal_move, hand_mask, is_pawn_drop_mate, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -127,10 +127,7 @@ def _drop_checks(pos, out, n, us, eksq):
     on nifu, dead squares and pawn-drop mate)."""
     board = pos.board
     hands = pos.hands
-    have = 0
-    for pt in range(PAWN, KING):
-        if hands[us, pt] > 0:
-            have |= 1 << pt
+    have = hand_mask(hands, us)
     if have == 0:
         return n
     pawn_file_taken = False

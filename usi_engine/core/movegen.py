@@ -215,13 +215,20 @@ def generate(pos, out, mode, all_promos):
 
 
 @jit()
-def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
-    board = pos.board
-    hands = pos.hands
+def hand_mask(hands, us):
+    """Bit pt set for every piece type that `us` holds in hand."""
     have = 0
     for pt in range(PAWN, KING):
         if hands[us, pt] > 0:
             have |= 1 << pt
+    return have
+
+
+@jit()
+def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
+    board = pos.board
+    hands = pos.hands
+    have = hand_mask(hands, us)
     if have == 0:
         return n
     if n_checkers == 1 and LINE_DIST[ksq, checker] <= 1:
