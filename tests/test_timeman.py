@@ -150,3 +150,16 @@ def test_every_budget_is_ordered_and_positive(line):
         for side in (0, 1):
             b = compute_budget(go(line), side, ply, S)
             assert 1 <= b.minimum <= b.optimum <= b.maximum
+
+
+def test_ponder_credit_shortens_the_soft_limit_but_not_the_minimum():
+    budget = Budget(minimum=100, optimum=1000, maximum=3000)
+    plain, pondered = Clock(budget), Clock(budget, credit_ms=800)   # 800 ms of pondering
+    assert pondered.credit == 400                  # half of it counts
+    assert not plain.should_stop(600, 0.5) and pondered.should_stop(600, 0.5)
+    assert not pondered.should_stop(99, 0.5)        # the minimum is real time
+    assert plain.start_next_iteration(300, 0.5) and not pondered.start_next_iteration(300, 0.5)
+    assert pondered.should_stop(3000, 0.0)            # the hard maximum holds
+    # byoyomi left unused is lost: no credit when the budget is to be used fully
+    full = Clock(Budget(880, 880, 880, use_fully=True), credit_ms=5000)
+    assert full.credit == 0 and not full.should_stop(500, 1.0)

@@ -76,9 +76,9 @@ class SearchJob:
         if not self.pondering:
             self.start_clock(budget)
 
-    def start_clock(self, budget: Budget | None) -> None:
+    def start_clock(self, budget: Budget | None, credit_ms: float = 0.0) -> None:
         self.clock_start = time.monotonic()
-        self.clock = Clock(budget) if budget is not None else None
+        self.clock = Clock(budget, credit_ms) if budget is not None else None
 
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.clock_start) * 1000.0
@@ -307,7 +307,8 @@ class Engine:
         if params is not None and params.has_clock():
             settings = TimeSettings.from_options(self.options)
             budget = compute_budget(params, job.pos.side_to_move(), job.pos.game_ply(), settings)
-        job.start_clock(budget)
+        pondered_ms = (time.monotonic() - job.go_time) * 1000.0
+        job.start_clock(budget, credit_ms=pondered_ms)
         if received is not None:
             job.clock_start = min(job.clock_start, received)
         job.pondering = False

@@ -206,10 +206,18 @@ class StabilityTracker:
 
 
 class Clock:
-    """Turns a Budget into stop decisions; times are milliseconds since the clock started."""
+    """Turns a Budget into stop decisions; times are milliseconds since the clock started.
 
-    def __init__(self, budget: Budget) -> None:
+    `credit` is thinking already done before the clock started (pondering on a move that
+    was then played): the search is that much deeper already, so the soft decisions count
+    it, while the minimum and the hard maximum stay on the real clock.
+    """
+
+    PONDER_CREDIT = 0.5    # share of the ponder time counted as spent after ponderhit
+
+    def __init__(self, budget: Budget, credit_ms: float = 0.0) -> None:
         self.budget = budget
+        self.credit = 0.0 if budget.use_fully else credit_ms * self.PONDER_CREDIT
 
     def soft_limit(self, stability: float) -> int:
         b = self.budget
@@ -221,7 +229,9 @@ class Clock:
 
     def should_stop(self, elapsed_ms: float, stability: float) -> bool:
         """Checked by the monitor thread every few milliseconds."""
-        return elapsed_ms >= self.soft_limit(stability)
+        if elapsed_ms >= self.budget.maximum:
+            return True
+        return elapsed_ms >= self.budget.minimum and elapsed_ms + self.credit >= self.soft_limit(stability)
 
     def start_next_iteration(self, elapsed_ms: float, stability: float) -> bool:
         """Checked when an iteration ends: is there time for another one?"""
@@ -229,4 +239,4 @@ class Clock:
             return elapsed_ms < self.budget.maximum
         if elapsed_ms < self.budget.minimum:
             return True
-        return elapsed_ms < 0.55 * self.soft_limit(stability)
+        return elapsed_ms + self.credit < 0.55 * self.soft_limit(stability)
