@@ -642,3 +642,20 @@ def test_go_that_cannot_start_still_answers():
     assert lines[1].startswith("bestmove ")
     assert_legal("startpos", lines[1].split()[1])
     assert lines[3] == "checkmate timeout"
+
+
+@needs_search
+def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
+    # a 9-ply tsume: the defender's full hand makes alpha-beta score it as lost for black
+    sfen = "9/3k5/9/+R1S6/9/9/9/9/9 b G2Sr2b3gs4n4l18p 1"
+    engine.send("position sfen " + sfen)
+    _, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 3000")
+    final = lines[-2].split()
+    assert final[final.index("score") + 1:final.index("score") + 3] == ["mate", "9"]
+    pv = final[final.index("pv") + 1:]
+    assert pv[0] == best and len(pv) == 9
+    board = shogi.Board(sfen)
+    for m in pv:
+        assert shogi.Move.from_usi(m) in board.legal_moves
+        board.push_usi(m)
+    assert board.is_checkmate()

@@ -23,6 +23,8 @@ MATE_SCORE_CP = 100000      # a mate score, in centipawns, for the resign rule
 NEVER_RESIGN = 99999        # ResignValue at this value: never resign
 RESIGN_STREAK = 2           # resign when this many searches in a row end below -ResignValue
 MONITOR_PERIOD_S = 0.005
+MATE_PROBE_MIN_MS = 300     # below this optimum time no df-pn probe precedes the search
+MATE_PROBE_SHARE = 0.1      # share of the optimum time the probe may use
 
 
 def format_info(info, multipv_total: int = 1) -> str:
@@ -417,6 +419,10 @@ class Engine:
         depth = job.params.depth
         if len(legal) == 1 and timed:
             depth = 1  # one legal move: answer at once (a depth-1 search for the info line)
+        elif timed and not job.pondering and job.budget.optimum >= MATE_PROBE_MIN_MS:
+            mate_info = self._mate_probe(job, legal)
+            if mate_info is not None:
+                return [format_info(mate_info), self._bestmove_line(mate_info.pv)]
         result = None
         try:
             result = self._searcher.think(pos, depth=depth, nodes=job.params.nodes, multipv=job.multipv,
@@ -468,6 +474,33 @@ class Engine:
                     ponder = None
         lines.append(f"bestmove {best} ponder {ponder}" if ponder else f"bestmove {best}")
         return lines
+
+    def _mate_probe(self, job: SearchJob, legal: list[str]):
+        """A short df-pn run before the main search: a long forced mate that alpha-beta's
+        horizon (or its material count) hides is proven here and played out."""
+        if job.pos.is_check():
+            return None
+        from .mate import default_solver
+        from .search import IterationInfo
+        solver = default_solver()
+        start = time.monotonic()
+        try:
+            status, moves = solver.solve(job.pos, stop=job.stop,
+                                         time_limit_ms=int(job.budget.optimum * MATE_PROBE_SHARE))
+        except Exception as exc:
+            self.log(f"mate probe: {exc!r}")
+            return None
+        if status != "mate" or not moves or moves[0] not in legal:
+            return None
+        ms = int((time.monotonic() - start) * 1000)
+        nodes = int(solver.nodes)
+        return IterationInfo(len(moves), len(moves), 1, None, len(moves), None, nodes, ms,
+                             nodes * 1000 // max(ms, 1), 0, list(moves))
+
+    def _bestmove_line(self, pv: list[str]) -> str:
+        if self.options["USI_Ponder"] and len(pv) > 1:
+            return f"bestmove {pv[0]} ponder {pv[1]}"
+        return f"bestmove {pv[0]}"
 
     def _run_mate(self, job: SearchJob) -> None:
         answer = "checkmate notimplemented"
