@@ -23,7 +23,7 @@ def test_declarations(opts):
     assert "option name Futility type check default false" in lines
     assert "option name Margin type spin default 250 min 0 max 1000" in lines
     names = [line.split()[2] for line in lines]
-    for required in ("USI_Hash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
+    for required in ("USI_Hash", "MateHash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
                      "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValue", "MaxMovesToDraw",
                      "EnteringKingRule"):
         assert required in names

@@ -99,6 +99,7 @@ class Engine:
         self._init_lock = threading.RLock()
         self._position_cls = None
         self._searcher = None
+        self._mate_mb = None                # MateHash the mate solver's table was made with
         self._np = None
         self._ready = False
         self._config_key = None
@@ -194,6 +195,11 @@ class Engine:
             self._searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
                                      switches=dict(key[3]))
             self._config_key = key
+        mate_mb = int(opts["MateHash"])
+        if force or mate_mb != self._mate_mb:
+            from .mate import default_solver
+            default_solver(mate_mb)
+            self._mate_mb = mate_mb
 
     # ------------------------------------------------------------------ state
     def searching(self) -> bool:

@@ -98,6 +98,7 @@ def builtin_options() -> list[Option]:
     """The engine's own options (search switches are added from Searcher.SWITCHES)."""
     return [
         Option("USI_Hash", SPIN, 24, 1, 65536),   # 24 MB: 2^20 entries
+        Option("MateHash", SPIN, 64, 1, 65536),   # MB for the df-pn table of the mate solver
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
         Option("MultiPV", SPIN, 1, 1, 500),

@@ -307,8 +307,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if params[P_FUTILITY] and d_plies <= 6 and static - 110 * (d_plies - improving) >= beta \
                 and static < VALUE_MATE_IN_MAX:
             return static
-        if params[P_NULL_MOVE] and d_plies >= 2 and static >= beta and ctx.stack_pt[ply - 1] >= 0 \
-                and ply > 0 and beta > -VALUE_MATE_IN_MAX:
+        # null move: never twice in a row (the previous move's continuation index is -1)
+        if params[P_NULL_MOVE] and d_plies >= 2 and static >= beta and ply > 0 \
+                and ctx.stack_pt[ply - 1] >= 0 and beta > -VALUE_MATE_IN_MAX:
             r = 3 + d_plies // 4
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
