@@ -171,7 +171,6 @@ class MateSolver:
         """Follow the df-pn proof: the attacker takes the proven child of the shortest
         stored proof, the defender the longest; children missing from the table are
         proved again.  Returns None if the budget runs out."""
-        params = tt.params
         moves = np.zeros(MAX_MOVES, np.int32)
         line = []
         played = 0

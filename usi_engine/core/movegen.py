@@ -7,8 +7,8 @@ Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
 import numpy as np
 
-from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
-                    DROP_BASE, PROMOTED, MAX_MOVES, make_move, make_drop, relative_rank)
+from .types import (jit, NSQ, BLACK, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
+                    DROP_BASE, make_move, make_drop, relative_rank)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
                       pin_direction)
@@ -361,3 +361,87 @@ def is_legal(pos, m):
         return False
     pin = pin_direction(board, ksq, frm, us)
     return pin < 0 or LINE_DIR[ksq, to] == pin
+
+
+# --- checks (the mate solver's attacker moves) -----------------------------------------
+
+@jit()
+def _drop_checks(pos, out, n, us, eksq):
+    """Append the legal checking drops (not in check: every drop is legal but for the rules
+    on nifu, dead squares and pawn-drop mate)."""
+    board = pos.board
+    hands = pos.hands
+    have = hand_mask(hands, us)
+    if have == 0:
+        return n
+    pawn_file_taken = False
+    fwd = -1 if us == 0 else 1
+    for to in range(81):
+        if board[to] != 0:
+            continue
+        near = LINE_DIR[to, eksq] >= 0 or KNIGHT_TO[us, to, 0] == eksq or KNIGHT_TO[us, to, 1] == eksq
+        if not near:
+            continue
+        r = to % 9 if us == 0 else 8 - to % 9
+        for pt in range(PAWN, KING):
+            if not (have >> pt) & 1:
+                continue
+            if (pt == PAWN or pt == LANCE) and r == 0:
+                continue
+            if pt == KNIGHT and r <= 1:
+                continue
+            piece = pt | (us << 4)
+            if not piece_attacks(board, to, piece, eksq):
+                continue
+            if pt == PAWN:
+                f = to // 9
+                own = PAWN | (us << 4)
+                pawn_file_taken = False
+                for rr in range(9):
+                    if board[f * 9 + rr] == own:
+                        pawn_file_taken = True
+                        break
+                if pawn_file_taken:
+                    continue
+                if to + fwd == eksq and is_pawn_drop_mate(board, us, to, eksq):
+                    continue
+            out[n] = to | ((DROP_BASE + pt) << 7) | (piece << 15)
+            n += 1
+    return n
+
+
+@jit()
+def generate_checks(pos, out):
+    """Write every legal move that gives check into `out` (MAX_MOVES entries); return the
+    count.  Non-promotions of pawn, bishop and rook are included (tsume needs them)."""
+    us = pos.st[ST_SIDE]
+    eksq = pos.st[ST_KING + 1 - us]
+    if eksq < 0:
+        return 0
+    ply = pos.st[ST_PLY]
+    if pos.checks[ply]:
+        # in check ourselves: filter all legal evasions
+        n_all = generate(pos, out, GEN_ALL, True)
+        n = 0
+        for i in range(n_all):
+            m = out[i]
+            if gives_check(pos, m):
+                out[n] = m
+                n += 1
+        return n
+    # board moves: hide the hand so generate() adds no drops, then filter
+    hands = pos.hands
+    saved = np.int64(0)
+    for pt in range(1, 8):
+        saved |= np.int64(hands[us, pt]) << (5 * pt)
+        hands[us, pt] = 0
+    n_all = generate(pos, out, GEN_ALL, True)
+    for pt in range(1, 8):
+        hands[us, pt] = (saved >> (5 * pt)) & 31
+    n = 0
+    for i in range(n_all):
+        m = out[i]
+        if gives_check(pos, m):
+            out[n] = m
+            n += 1
+    return _drop_checks(pos, out, n, us, eksq)

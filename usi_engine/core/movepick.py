@@ -6,7 +6,7 @@ generated at once and ordered the same way.
 """
 import numpy as np
 
-from .types import jit, DROP_BASE, PAWN
+from .types import jit, DROP_BASE
 from .attacks import is_attacked
 from .weights import TYPE_VALUE
 from .history import quiet_score

@@ -12,15 +12,15 @@ import numba
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MAX_MOVES, DROP_BASE, PAWN, KING
+from .types import jit, MAX_PLY, MAX_MOVES
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY, ST_KING,
-                    REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR, REP_INFERIOR)
+                    repetition_state, ST_SIDE, ST_PLY,
+                    REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
-                 VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
-from .history import (update_quiet, history_bonus, piece_to, quiet_score, BUTTERFLY_D)
+                 VALUE_MATE_IN_MAX, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
+from .history import (update_quiet, history_bonus, piece_to, BUTTERFLY_D)
 from .movepick import (score_moves, pick_next, is_capture_or_promotion, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
 from .weights import TYPE_VALUE
