@@ -1,4 +1,4 @@
-"""Mate search in numba: check generation, exact mate-in-1 / mate-in-3 for the main search,
+"""Mate search in numba: exact mate-in-1 / mate-in-3 for the main search,
 and a df-pn (depth-first proof-number) solver with an exact shortest-mate pass for `go mate`.
 
 Conventions
