@@ -32,6 +32,7 @@ VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big 
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
 MATE1_MIN_DEPTH = 4            # plies: below this a mate-in-1 probe costs more than it finds
 STACK = MAX_PLY + 8
+HISTORY_PRUNE = 3000           # per ply of depth: quiets with a worse history are skipped
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
 
 # ctx.params fields (set by the Python driver)
@@ -357,6 +358,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 skip_quiets = True
                 continue
             if params[P_FUTILITY] and d_plies <= 4 and static + 160 + 130 * d_plies <= alpha:
+                continue
+            # history pruning: a quiet move that keeps failing here is not worth a look
+            if params[P_FUTILITY] and d_plies <= 3 and picker[PICK_SCORE] < -HISTORY_PRUNE * d_plies:
                 continue
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:
