@@ -47,7 +47,7 @@ for _t in range(1, 15):
 # squares attacks it.  Indexed by piece type (promoted types included).
 #                         -  P   L   N   S   B   R   G   K  +P  +L  +N  +S  +B  +R
 KING_DEFENDER = np.array([0, 4, 2, 6, 22, 6, 6, 26, 0, 18, 18, 18, 20, 30, 20], dtype=np.int64)
-KING_ATTACKER = np.array([0, 10, 14, 22, 30, 24, 30, 34, 0, 32, 32, 32, 32, 48, 60], dtype=np.int64)
+KING_ATTACKER = np.array([0, 20, 28, 44, 60, 48, 60, 68, 0, 64, 64, 64, 64, 96, 120], dtype=np.int64)
 HAND_ATTACK = np.array([0, 4, 10, 14, 18, 20, 26, 20], dtype=np.int64)   # enemy hand vs our king zone
 KING_OPEN_SQUARE = 8      # per empty square next to the king: room for the attacker's drops
 TEMPO = 20                # the side to move's initiative
