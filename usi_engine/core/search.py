@@ -100,7 +100,7 @@ def _reduction_table():
     r = np.zeros((64, 64), np.int64)
     for d in range(1, 64):
         for n in range(1, 64):
-            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 1.8)
+            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 1.5)
     return r
 
 
