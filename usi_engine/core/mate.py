@@ -501,6 +501,22 @@ def _x_store(tt, bkey, hand, lb, ub):
         tt.xub[victim] = ub
 
 
+@jit()
+def _pick_lowest(moves, order, i, n):
+    """Swap the move of lowest `order` in [i, n) to i and return it (selection sort step)."""
+    j = i
+    for k in range(i + 1, n):
+        if order[k] < order[j]:
+            j = k
+    mv = moves[j]
+    moves[j] = moves[i]
+    moves[i] = mv
+    o = order[j]
+    order[j] = order[i]
+    order[i] = o
+    return mv
+
+
 EXACT_SIG = types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int64)
 
 
@@ -578,16 +594,7 @@ def _exact(pos, tt, wk, depth, budget):
         best = INF
         b = budget
         for i in range(n):
-            j = i
-            for k in range(i + 1, n):
-                if order[k] < order[j]:
-                    j = k
-            mv = moves[j]
-            moves[j] = moves[i]
-            moves[i] = mv
-            o = order[j]
-            order[j] = order[i]
-            order[i] = o
+            mv = _pick_lowest(moves, order, i, n)
             if b < 1:
                 break
             do_move(pos, mv)
@@ -607,16 +614,7 @@ def _exact(pos, tt, wk, depth, budget):
         return INF, rep
     worst = np.int64(0)
     for i in range(n):
-        j = i
-        for k in range(i + 1, n):
-            if order[k] < order[j]:
-                j = k
-        mv = moves[j]
-        moves[j] = moves[i]
-        moves[i] = mv
-        o = order[j]
-        order[j] = order[i]
-        order[i] = o
+        mv = _pick_lowest(moves, order, i, n)
         do_move(pos, mv)
         v, r = _exact(pos, tt, wk, depth + 1, budget - 1)
         undo_move(pos)
