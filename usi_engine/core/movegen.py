@@ -55,6 +55,19 @@ def _evasion_target(ksq, checker, to):
 
 
 @jit()
+def _capture_is_safe(board, s, to, ksq, attacker):
+    """Would the piece on `s` taking on `to` leave its own king on ksq out of check?"""
+    p = board[s]
+    victim = board[to]
+    board[s] = 0
+    board[to] = p
+    safe = not is_attacked(board, ksq, attacker)
+    board[s] = p
+    board[to] = victim
+    return safe
+
+
+@jit()
 def is_pawn_drop_mate(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
     them = 1 - us
@@ -78,13 +91,9 @@ def is_pawn_drop_mate(board, us, to, eksq):
                 p = board[s]
                 if p != 0:
                     if (p >> 4) == them and (p & 15) != KING and \
-                            ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
-                        board[s] = 0
-                        board[to] = p
-                        if not is_attacked(board, eksq, us):
-                            mate = False
-                        board[s] = p
-                        board[to] = PAWN | (us << 4)
+                            ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit) and \
+                            _capture_is_safe(board, s, to, eksq, us):
+                        mate = False
                     break
             if not mate:
                 break
@@ -92,13 +101,8 @@ def is_pawn_drop_mate(board, us, to, eksq):
         knight = KNIGHT | (them << 4)
         for i in range(2):
             s = KNIGHT_TO[us, to, i]
-            if s >= 0 and board[s] == knight:
-                board[s] = 0
-                board[to] = knight
-                if not is_attacked(board, eksq, us):
-                    mate = False
-                board[s] = knight
-                board[to] = PAWN | (us << 4)
+            if s >= 0 and board[s] == knight and _capture_is_safe(board, s, to, eksq, us):
+                mate = False
     board[to] = 0
     return mate
 
