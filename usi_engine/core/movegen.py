@@ -415,6 +415,18 @@ def _drop_checks(pos, out, n, us, eksq):
 
 
 @jit()
+def _keep_checks(pos, out, n):
+    """Compact out[:n] to the moves that give check; return how many remain."""
+    kept = 0
+    for i in range(n):
+        m = out[i]
+        if gives_check(pos, m):
+            out[kept] = m
+            kept += 1
+    return kept
+
+
+@jit()
 def generate_checks(pos, out):
     """Write every legal move that gives check into `out` (MAX_MOVES entries); return the
     count.  Non-promotions of pawn, bishop and rook are included (tsume needs them)."""
@@ -426,13 +438,7 @@ def generate_checks(pos, out):
     if pos.checks[ply]:
         # in check ourselves: filter all legal evasions
         n_all = generate(pos, out, GEN_ALL, True)
-        n = 0
-        for i in range(n_all):
-            m = out[i]
-            if gives_check(pos, m):
-                out[n] = m
-                n += 1
-        return n
+        return _keep_checks(pos, out, n_all)
     # board moves: hide the hand so generate() adds no drops, then filter
     hands = pos.hands
     saved = np.int64(0)
@@ -442,10 +448,4 @@ def generate_checks(pos, out):
     n_all = generate(pos, out, GEN_ALL, True)
     for pt in range(1, 8):
         hands[us, pt] = (saved >> (5 * pt)) & 31
-    n = 0
-    for i in range(n_all):
-        m = out[i]
-        if gives_check(pos, m):
-            out[n] = m
-            n += 1
-    return _drop_checks(pos, out, n, us, eksq)
+    return _drop_checks(pos, out, _keep_checks(pos, out, n_all), us, eksq)
