@@ -36,7 +36,7 @@ def search_available() -> bool:
 
 
 needs_search = pytest.mark.skipif(not search_available(),
-                                  reason="usi_engine/search.py or position.py not in the tree yet")
+                                  reason="usi_engine/searcher.py or position.py not in the tree yet")
 
 
 class UsiProcess:
@@ -159,7 +159,7 @@ def start_ready_engine(env: dict | None = None, timeout: float = ISREADY_TIMEOUT
 def engine():
     """One engine process for the session, past `usi` and `isready` (numba compiled/loaded)."""
     if not search_available():
-        pytest.skip("usi_engine/search.py or position.py not in the tree yet")
+        pytest.skip("usi_engine/searcher.py or position.py not in the tree yet")
     eng = start_ready_engine()
     yield eng
     seconds = eng.quit()

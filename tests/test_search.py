@@ -13,7 +13,7 @@ import pytest
 import shogi
 
 from usi_engine.position import Position
-from usi_engine.search import Searcher
+from usi_engine.searcher import Searcher
 from usi_engine.core import tt as ctt
 from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
 
@@ -295,7 +295,7 @@ def test_cold_compile_then_warm_cache_start(tmp_path):
         import numpy as np, time
         t = time.monotonic()
         from usi_engine.position import Position
-        from usi_engine.search import Searcher
+        from usi_engine.searcher import Searcher
         s = Searcher(); s.warmup()
         r = s.think(Position(), depth=5, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
                     on_iteration=lambda i: None)

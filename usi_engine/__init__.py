@@ -1,7 +1,7 @@
 """usi_engine: a shogi engine with a numba-compiled core, speaking USI.
 
 Importing this package is cheap: nothing here imports numba. The heavy parts
-(`usi_engine.core`, `usi_engine.position`, `usi_engine.search`) are imported
+(`usi_engine.core`, `usi_engine.position`, `usi_engine.searcher`) are imported
 lazily, so that a GUI's `usi` is answered at once.
 """
 

@@ -68,14 +68,14 @@ def _silence_stderr(log) -> None:
 
 
 def warmup() -> int:
-    from .search import Searcher
+    from .searcher import Searcher
     searcher = Searcher()
     searcher.configure(hash_mb=16, threads=1, draw_value=0,
                        switches=dict(getattr(Searcher, "SWITCHES", {}) or {}))
     searcher.warmup()
     try:
         import numpy as np
-        from .mate import solve
+        from .tsume import solve
         from .position import Position
         solve(Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"), stop=np.zeros(1, np.int32), time_limit_ms=None,
               nodes=10000)

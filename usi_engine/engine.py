@@ -5,7 +5,7 @@ thread (numba releases the GIL) and a monitor thread owns the clock: it sets
 ``stop[0] = 1`` when the budget from timeman.py runs out. Every `go` gets exactly
 one `bestmove` (or one `checkmate` for `go mate`), printed by the worker.
 
-Heavy modules (numba, usi_engine.position / search / mate) are imported lazily:
+Heavy modules (numba, usi_engine.position / searcher / tsume) are imported lazily:
 at `isready`, or at the first `position` / `go` if a GUI skips `isready`.
 """
 
@@ -125,7 +125,7 @@ class Engine:
         def run():
             try:
                 self._import_position()
-                import usi_engine.search  # noqa: F401
+                import usi_engine.searcher  # noqa: F401
             except Exception as exc:  # reported properly at isready
                 self.log(f"preload failed: {exc!r}")
         threading.Thread(target=run, name="preload", daemon=True).start()
@@ -137,7 +137,7 @@ class Engine:
                 import numpy as np
                 self._np = np
                 self._import_position()
-                from .search import Searcher
+                from .searcher import Searcher
                 added = self.options.add_switches(dict(getattr(Searcher, "SWITCHES", {}) or {}))
                 for name in added:
                     self.log(f"switch {name} found only at import time")
@@ -177,7 +177,7 @@ class Engine:
     def _warmup_mate(self) -> None:
         """Compile (or load) the mate solver now, so that `go mate` answers within its limit."""
         try:
-            from .mate import solve
+            from .tsume import solve
         except ImportError:
             return
         try:
@@ -197,7 +197,7 @@ class Engine:
             self._config_key = key
         mate_mb = int(opts["MateHash"])
         if force or mate_mb != self._mate_mb:
-            from .mate import default_solver
+            from .tsume import default_solver
             default_solver(mate_mb)
             self._mate_mb = mate_mb
 
@@ -486,8 +486,8 @@ class Engine:
         horizon (or its material count) hides is proven here and played out."""
         if job.pos.is_check():
             return None
-        from .mate import default_solver
-        from .search import IterationInfo
+        from .tsume import default_solver
+        from .searcher import IterationInfo
         solver = default_solver()
         start = time.monotonic()
         try:
@@ -512,7 +512,7 @@ class Engine:
         answer = "checkmate notimplemented"
         try:
             try:
-                from .mate import solve
+                from .tsume import solve
             except ImportError:
                 solve = None
             if solve is not None:

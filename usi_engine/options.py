@@ -124,14 +124,14 @@ def switch_option(name: str, default: int) -> Option:
 
 
 def read_switches_without_import() -> dict[str, int]:
-    """Searcher.SWITCHES read from search.py's source, without importing numba.
+    """Searcher.SWITCHES read from searcher.py's source, without importing numba.
 
     `usi` must be answered at once, so the search module is parsed, not imported.
     Returns {} if the module or a literal SWITCHES dict is not found; the real
     class attribute is merged in later (Options.add_switches at isready).
     """
     try:
-        spec = importlib.util.find_spec("usi_engine.search")
+        spec = importlib.util.find_spec("usi_engine.searcher")
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             return {}
         tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
