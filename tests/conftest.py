@@ -29,16 +29,6 @@ def engine_command() -> list[str]:
     return [sys.executable, "-u", "-m", "usi_engine"]
 
 
-def search_available() -> bool:
-    if os.environ.get("USI_ENGINE_CMD"):
-        return True
-    return (REPO / "usi_engine" / "search.py").is_file() and (REPO / "usi_engine" / "position.py").is_file()
-
-
-needs_search = pytest.mark.skipif(not search_available(),
-                                  reason="usi_engine/searcher.py or position.py not in the tree yet")
-
-
 class UsiProcess:
     """A USI engine subprocess: write lines, read lines with timestamps and timeouts."""
 
@@ -158,8 +148,6 @@ def start_ready_engine(env: dict | None = None, timeout: float = ISREADY_TIMEOUT
 @pytest.fixture(scope="session")
 def engine():
     """One engine process for the session, past `usi` and `isready` (numba compiled/loaded)."""
-    if not search_available():
-        pytest.skip("usi_engine/searcher.py or position.py not in the tree yet")
     eng = start_ready_engine()
     yield eng
     seconds = eng.quit()

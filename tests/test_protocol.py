@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import shogi
 
-from conftest import REPO, UsiProcess, engine_command, needs_search
+from conftest import REPO, UsiProcess, engine_command
 
 FINAL_INFO = re.compile(r"^info depth \d+ seldepth \d+ (multipv \d+ )?score (cp -?\d+|mate -?\d+)"
                         r"( lowerbound| upperbound)? nodes \d+ nps \d+ time \d+ hashfull \d+ pv( \S+)+$")
@@ -125,7 +125,6 @@ def test_config_file_sets_declared_defaults(tmp_path):
         eng.kill()
 
 
-@needs_search
 def test_go_without_isready_then_quit_mid_search():
     """A GUI that skips isready still gets an engine (lazy init); quit mid-search is fast."""
     eng = UsiProcess()
@@ -142,7 +141,6 @@ def test_go_without_isready_then_quit_mid_search():
         eng.kill()
 
 
-@needs_search
 def test_warmup_flag_compiles_and_exits():
     import subprocess
     out = subprocess.run(engine_command() + ["--warmup"], cwd=REPO, capture_output=True, text=True,
@@ -196,7 +194,6 @@ def test_debug_log_file(tmp_path):
 
 
 # ---------------------------------------------------------------------- session engine
-@needs_search
 def test_setoption_good_and_bad(engine):
     engine.send("setoption name usi_hash value 32")
     engine.send("setoption name THREADS value 1")
@@ -219,7 +216,6 @@ def test_setoption_good_and_bad(engine):
     assert info_strings(engine.sync(60)) == []
 
 
-@needs_search
 def test_several_position_go_pairs(engine):
     engine.send("usinewgame")
     moves: list[str] = []
@@ -234,7 +230,6 @@ def test_several_position_go_pairs(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_go_limits(engine):
     engine.send("position startpos moves 7g7f 3c3d")
     ms, best, _, lines = go_and_wait(engine, "go depth 2", 60)
@@ -253,7 +248,6 @@ def test_go_limits(engine):
     assert_legal("startpos moves 7g7f 3c3d", best)
 
 
-@needs_search
 def test_stop_during_go_infinite(engine):
     engine.send("position startpos moves 2g2f")
     engine.send("go infinite")
@@ -268,7 +262,6 @@ def test_stop_during_go_infinite(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_go_while_thinking_answers_both(engine):
     engine.send("position startpos")
     engine.send("go infinite")
@@ -282,7 +275,6 @@ def test_go_while_thinking_answers_both(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_ponder_hit_and_miss(engine):
     engine.send("setoption name USI_Ponder value true")
     engine.send("usinewgame")
@@ -318,7 +310,6 @@ def test_ponder_hit_and_miss(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_gameover_during_ponder_gives_one_bestmove(engine):
     engine.send("position startpos moves 7g7f")
     engine.send("go ponder btime 0 wtime 0 byoyomi 1000")
@@ -332,7 +323,6 @@ def test_gameover_during_ponder_gives_one_bestmove(engine):
     assert info_strings(engine.sync()) == ["gameover: expected win, lose or draw, got 'maybe'"]
 
 
-@needs_search
 def test_no_legal_move_resigns_and_declaration_wins(engine):
     engine.send("position sfen " + MATED_SFEN)
     _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 200")
@@ -347,7 +337,6 @@ def test_no_legal_move_resigns_and_declaration_wins(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_one_legal_move_is_answered_at_once(engine):
     engine.send("position sfen 4k4/4G4/9/9/9/9/9/9/4K4 w - 1")    # only 5a5b
     ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
@@ -355,7 +344,6 @@ def test_one_legal_move_is_answered_at_once(engine):
     assert ms < 500
 
 
-@needs_search
 def test_resign_value(engine):
     engine.send("setoption name ResignValue value 1000")
     engine.send("usinewgame")
@@ -368,7 +356,6 @@ def test_resign_value(engine):
     assert bests[1] == "resign"
 
 
-@needs_search
 def test_multipv(engine):
     engine.send("setoption name MultiPV value 3")
     engine.send("position startpos")
@@ -380,7 +367,6 @@ def test_multipv(engine):
     assert engine.sync() == []
 
 
-@needs_search
 def test_go_mate_answers_checkmate(engine):
     engine.send("setoption name MateHash value 8")                # a new, smaller df-pn table
     engine.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")   # G*5b is mate
@@ -416,7 +402,6 @@ HOSTILE = [  # (line, the info string starts with, and also names)
 ]
 
 
-@needs_search
 def test_hostile_input_is_reported_and_survived(engine):
     good = "startpos moves 7g7f 3c3d 8h2b+"        # white to move: recapture or not
     engine.send("position " + good)
@@ -451,7 +436,6 @@ def test_hostile_input_is_reported_and_survived(engine):
     assert_legal("startpos moves 2g2f", best)
 
 
-@needs_search
 def test_long_game_position_is_accepted(engine):
     board = shogi.Board()
     moves = []
@@ -551,7 +535,6 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
     return result, moves
 
 
-@needs_search
 def test_games_against_random_mover_and_self(engine_exe, random_exe):
     from cshogi.usi import Engine
     ours = Engine(engine_exe)
@@ -574,7 +557,6 @@ def test_games_against_random_mover_and_self(engine_exe, random_exe):
                 eng.quit()
 
 
-@needs_search
 def test_cshogi_match_runner_with_ponder(engine_exe, random_exe, tmp_path):
     """cshogi.cli.main, the match runner, plays with USI_Ponder on; its record shows no foul."""
     from cshogi import cli
@@ -600,7 +582,6 @@ class _CrashingSearcher:
         return 0.5
 
 
-@needs_search
 def test_crash_inside_search_still_gives_a_legal_bestmove():
     import io
     import numpy as np
@@ -623,7 +604,6 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     assert_legal("startpos moves 7g7f", lines[-1].split()[1])
 
 
-@needs_search
 def test_go_that_cannot_start_still_answers():
     import io
     from usi_engine.options import Options
@@ -645,7 +625,6 @@ def test_go_that_cannot_start_still_answers():
     assert lines[3] == "checkmate timeout"
 
 
-@needs_search
 def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
     # a 9-ply tsume: the defender's full hand makes alpha-beta score it as lost for black
     sfen = "9/3k5/9/+R1S6/9/9/9/9/9 b G2Sr2b3gs4n4l18p 1"
