@@ -13,7 +13,7 @@ import shogi
 import shogi.CSA
 import shogi.KIF
 
-from usi_engine.match import cli, stats
+from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
 from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, Opening, TimeControl, load_openings,
@@ -160,60 +160,6 @@ def test_position_command():
     assert Referee(sfen).position_command() == f"position sfen {sfen}"
 
 
-# -- statistics ------------------------------------------------------------------------
-
-def test_elo_of_known_scores():
-    assert stats.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
-    assert stats.elo_from_score(0.5) == 0
-    assert stats.score_from_elo(stats.elo_from_score(0.6)) == pytest.approx(0.6)
-    assert stats.elo_from_score(1.0) == math.inf
-
-
-def test_los_and_draw_ratio():
-    assert stats.los(5, 5) == 0.5
-    assert stats.los(10, 0) == pytest.approx(0.5 * (1 + math.erf(10 / math.sqrt(20))))
-    assert stats.los(0, 0) == 0.5
-    s = stats.summarize(6, 2, 2)
-    assert (s.games, s.score, s.draw_ratio) == (10, 0.7, 0.2)
-    assert s.elo_lower < s.elo < s.elo_upper
-
-
-def test_elo_interval_by_hand():
-    # 30-10-10: mu = 0.7, per-game variance = (30*.09 + 10*.49 + 10*.04)/50 = 0.16
-    elo, lo, hi = stats.elo_interval(30, 10, 10)
-    stderr = math.sqrt(0.16 / 50)
-    assert elo == pytest.approx(stats.elo_from_score(0.7))
-    assert lo == pytest.approx(stats.elo_from_score(0.7 - stats.Z95 * stderr))
-    assert hi == pytest.approx(stats.elo_from_score(0.7 + stats.Z95 * stderr))
-
-
-def test_llr_matches_the_normal_approximation():
-    w, l, d = 600, 500, 900
-    n = w + l + d
-    mu = (w + d / 2) / n
-    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
-    s0, s1 = stats.score_from_elo(0), stats.score_from_elo(10)
-    approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
-    assert stats.llr(w, l, d, 0, 10) == pytest.approx(approx, rel=0.01)
-    assert stats.llr(0, 0, 0, 0, 10) == 0
-
-
-def test_sprt_decisions():
-    sprt = Sprt(0, 10)
-    assert sprt.lower == pytest.approx(math.log(0.05 / 0.95))
-    assert sprt.upper == pytest.approx(math.log(0.95 / 0.05))
-    rng = random.Random(1)
-    w = l = d = 0
-    decision = None
-    while decision is None:  # a stream scoring ~70%: H1 accepted
-        r = rng.random()
-        w, l, d = w + (r < 0.6), l + (0.6 <= r < 0.8), d + (r >= 0.8)
-        decision = sprt.decide(w, l, d)
-    assert decision == "H1" and w + l + d < 2000
-    assert sprt.decide(200, 400, 400) == "H0"
-    assert sprt.decide(3, 2, 5) is None
-
-
 # -- openings, schedule, records -----------------------------------------------------
 
 def test_opening_file_forms():
@@ -236,10 +182,16 @@ def test_random_openings_are_balanced_and_reproducible():
         assert len(o.moves) == 10 and abs(material_balance(ref.board)) <= 2
 
 
-def test_schedule_swaps_colours():
+def test_schedule_plays_pairs_with_colours_swapped():
     plan = schedule(2, 4, [Opening(), Opening(moves=("7g7f",))])
-    assert [(g.black, g.white, g.opening_index) for g in plan] == [(0, 1, 0), (1, 0, 0), (0, 1, 1), (1, 0, 1)]
-    assert len(schedule(3, 2, [Opening()])) == 6
+    assert [(g.black, g.white, g.opening_index, g.pair) for g in plan] == [
+        (0, 1, 0, 1), (1, 0, 0, 1), (0, 1, 1, 2), (1, 0, 1, 2)]
+    assert [(g.black, g.white, g.pair) for g in schedule(2, 3, [Opening()])] == [
+        (0, 1, 1), (1, 0, 1), (0, 1, 2)]                 # an odd last game is alone
+    rr = schedule(3, 2, [Opening()])
+    assert len(rr) == 6 and [g.index for g in rr] == list(range(1, 7))
+    for first, second in zip(rr[::2], rr[1::2]):     # a pair's games are neighbours
+        assert (first.pair, first.black, first.white) == (second.pair, second.white, second.black)
     assert len(schedule(3, 2, [Opening()], gauntlet=True)) == 4
 
 

@@ -24,7 +24,7 @@ import shogi
 
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
-from .stats import Sprt, Summary, fmt_elo, summarize
+from .stats import Results, Sprt, Summary, fmt_elo, summarize_results
 from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
@@ -199,6 +199,7 @@ class ScheduledGame:
     white: int
     opening: Opening
     opening_index: int
+    pair: int = 0  # the two games of a pair share the opening, colours swapped
 
 
 def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
@@ -210,14 +211,17 @@ def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
 
 def schedule(n_engines: int, games: int, openings: list[Opening],
              gauntlet: bool = False) -> list[ScheduledGame]:
-    """``games`` games per pair; each opening twice with colours swapped."""
-    plan = []
-    for g in range(games):
-        k = g // 2
-        opening = openings[k % len(openings)]
+    """``games`` games per pair of engines, in game pairs: one opening twice with
+    colours swapped, the two games next to each other (an odd last game is alone)."""
+    plan: list[ScheduledGame] = []
+    pair = 0
+    for k in range((games + 1) // 2):
+        opening_index = k % len(openings)
         for a, b in pairings(n_engines, gauntlet):
-            black, white = (a, b) if g % 2 == 0 else (b, a)
-            plan.append(ScheduledGame(len(plan) + 1, black, white, opening, k % len(openings)))
+            pair += 1
+            for black, white in ((a, b), (b, a))[:min(2, games - 2 * k)]:
+                plan.append(ScheduledGame(len(plan) + 1, black, white, openings[opening_index],
+                                          opening_index, pair))
     return plan
 
 
@@ -379,7 +383,7 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
     record = GameRecord(game.index, players[BLACK].spec.name, players[WHITE].spec.name,
                         game.opening.sfen, [MoveRecord(m, book=True) for m in ref.moves],
                         event=settings.event, black_engine=game.black, white_engine=game.white,
-                        opening=game.opening_index)
+                        opening=game.opening_index, pair=game.pair)
     clocks = (Clock(players[BLACK].spec.tc), Clock(players[WHITE].spec.tc))
     try:
         outcome = _start_players(players, ref)
@@ -401,26 +405,39 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
 
 @dataclass
 class PairResult:
-    """W-L-D of engine ``a`` against engine ``b``."""
+    """Results of engine ``a`` against engine ``b``: W-L-D and the pentanomial of
+    finished game pairs (``pending`` holds ``a``'s score in a pair's first game)."""
 
     a: int
     b: int
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
+    results: Results = field(default_factory=Results)
+    pending: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def wins(self) -> int:
+        return self.results.wins
+
+    @property
+    def losses(self) -> int:
+        return self.results.losses
+
+    @property
+    def draws(self) -> int:
+        return self.results.draws
 
     def add(self, game: GameRecord) -> None:
         assert game.outcome is not None
         a_side = BLACK if game.black_engine == self.a else WHITE
-        if game.outcome.winner is None:
-            self.draws += 1
-        elif game.outcome.winner == a_side:
-            self.wins += 1
+        winner = game.outcome.winner
+        score = 0.5 if winner is None else float(winner == a_side)
+        self.results.add_game(score)
+        if game.pair in self.pending:
+            self.results.add_pair(self.pending.pop(game.pair) + score)
         else:
-            self.losses += 1
+            self.pending[game.pair] = score
 
     def summary(self) -> Summary:
-        return summarize(self.wins, self.losses, self.draws)
+        return summarize_results(self.results)
 
 
 @dataclass
@@ -444,19 +461,17 @@ class MatchResult:
         total = PairResult(0, -1)
         for (a, _), pair in self.pairs.items():
             if a == 0:
-                total.wins += pair.wins
-                total.losses += pair.losses
-                total.draws += pair.draws
+                total.results += pair.results
         return total
 
     def progress_line(self) -> str:
         total = self.first_engine()
         s = total.summary()
         line = (f"games {len(self.games)}/{self.planned}  {self.config.engines[0].name}: "
-                f"W-L-D {s.wins}-{s.losses}-{s.draws}  "
+                f"W-L-D {s.wins}-{s.losses}-{s.draws}  pairs {'-'.join(map(str, s.pentanomial))}  "
                 f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}")
         if self.config.sprt is not None:
-            line += f"  LLR {self.config.sprt.llr(s.wins, s.losses, s.draws):.2f}"
+            line += f"  LLR {self.config.sprt.llr(s.pentanomial):.2f}"
         return line
 
     def report(self) -> str:
@@ -470,9 +485,11 @@ class MatchResult:
             lines.append("Points: " + ", ".join(f"{n} {p:g}" for n, p in self.points().items()))
         sprt = self.config.sprt
         if sprt is not None:
-            t = self.first_engine()
+            t = self.first_engine().results
             lines.append(f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
-                         f"beta={sprt.beta:g}: LLR {sprt.llr(t.wins, t.losses, t.draws):.2f} "
+                         f"beta={sprt.beta:g}: LLR {sprt.llr(t.penta):.2f} (pentanomial, "
+                         f"{t.pairs} pairs; trinomial "
+                         f"{sprt.llr_trinomial(t.wins, t.losses, t.draws):.2f}) "
                          f"[{sprt.lower:.2f}, {sprt.upper:.2f}] -> "
                          f"{self.sprt_result or 'no decision'}")
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
@@ -505,8 +522,11 @@ class MatchResult:
             "results": [game_json(g) for g in sorted(self.games, key=lambda g: g.index)],
         }
         if cfg.sprt is not None:
+            r = t.results
             data["sprt"] = {"elo0": cfg.sprt.elo0, "elo1": cfg.sprt.elo1, "alpha": cfg.sprt.alpha,
-                            "beta": cfg.sprt.beta, "llr": cfg.sprt.llr(t.wins, t.losses, t.draws),
+                            "beta": cfg.sprt.beta, "model": "pentanomial",
+                            "llr": cfg.sprt.llr(r.penta),
+                            "llr_trinomial": cfg.sprt.llr_trinomial(r.wins, r.losses, r.draws),
                             "lower": cfg.sprt.lower, "upper": cfg.sprt.upper,
                             "result": self.sprt_result}
         return data
@@ -517,6 +537,7 @@ def game_json(game: GameRecord) -> dict:
     return {"index": game.index, "black": game.black, "white": game.white,
             "result": game.outcome.result_str, "reason": game.outcome.reason.value,
             "detail": game.outcome.detail, "plies": len(game.moves), "opening": game.opening,
+            "pair": game.pair,
             "record": record_basename(game)}
 
 
@@ -640,8 +661,7 @@ class Match:
             save_summary(self.config.out_dir, self.result)
         sprt = self.config.sprt
         if sprt is not None and self.result.sprt_result is None:
-            t = self.result.first_engine()
-            decision = sprt.decide(t.wins, t.losses, t.draws)
+            decision = sprt.decide(self.result.first_engine().results.penta)
             if decision is not None:
                 self.result.sprt_result = decision
                 self.abort.set()
