@@ -7,6 +7,7 @@ import math
 import os
 import random
 import sys
+from collections import Counter, defaultdict
 
 import pytest
 import shogi
@@ -359,6 +360,110 @@ def test_interrupt_keeps_finished_games(tmp_path):
     _check_records(cfg.out_dir, summary)
 
 
+# -- ponder ------------------------------------------------------------------------
+
+def _ponder_protocol(log_path: str) -> Counter:
+    """Replay every process's USI traffic in the log and check the ponder protocol as a
+    GUI drives it: ``go ponder`` only when idle, then exactly one of ``ponderhit`` or
+    ``stop``, one ``bestmove`` per ``go``, nothing else sent while an answer is pending,
+    stderr silent.  Returns counts of go, ponder, hit, miss, bestmove."""
+    streams: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    with open(log_path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.split(maxsplit=3)
+            streams[parts[1]].append((parts[2], parts[3].strip() if len(parts) > 3 else ""))
+    counts: Counter = Counter()
+    for tag, events in streams.items():
+        state = "idle"
+        for direction, text in events:
+            assert direction != "!", f"{tag} wrote on stderr: {text}"
+            word = text.split()[0] if text.split() else ""
+            if direction == ">" and text.startswith("go ponder"):
+                assert state == "idle", (tag, text, state)
+                state, counts["ponder"], counts["go"] = "pondering", counts["ponder"] + 1, counts["go"] + 1
+            elif direction == ">" and word == "go":
+                assert state == "idle", (tag, text, state)
+                state, counts["go"] = "searching", counts["go"] + 1
+            elif direction == ">" and word == "ponderhit":
+                assert state == "pondering", (tag, state)
+                state, counts["hit"] = "searching", counts["hit"] + 1
+            elif direction == ">" and word == "stop" and state == "pondering":
+                state, counts["miss"] = "stopping", counts["miss"] + 1
+            elif direction == ">" and word in ("position", "usinewgame", "isready", "gameover", "setoption"):
+                assert state == "idle", (tag, text, state)
+            elif direction == "<" and word == "bestmove":
+                assert state in ("searching", "stopping"), (tag, text, state)
+                state, counts["bestmove"] = "idle", counts["bestmove"] + 1
+    return counts
+
+
+def _pondering(engine: EngineSpec) -> EngineSpec:
+    engine.ponder = True
+    return engine
+
+
+def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
+    # Two engines that play and predict the first legal move: every ponder is a hit.
+    # Each thinks 400 ms after ponderhit, so it ponders >= 400 ms (the opponent's move)
+    # before it: charged from ponderhit a move costs ~400 ms, from go ponder >= 800 ms.
+    engines = [_pondering(spec(n, "random_engine.py", "--first-move", "--sleep-ms", "400",
+                               byoyomi=2000)) for n in ("A", "B")]
+    cfg = config(engines, tmp_path, games=2, max_moves=16)
+    result = run_match(cfg)
+    assert len(result.games) == 2
+    assert {g.outcome.reason for g in result.games} == {Reason.MAX_MOVES}
+    for name in ("A", "B"):
+        log = os.path.join(cfg.out_dir, "logs", f"{name}.log")
+        assert "setoption name USI_Ponder value true" in open(log).read()
+        counts = _ponder_protocol(log)
+        assert counts["bestmove"] == counts["go"] > 0
+        # every ponder hits, but for a stop when the game ends on the opponent's move
+        assert counts["hit"] + counts["miss"] == counts["ponder"] and counts["miss"] <= 2
+        assert counts["hit"] >= 12
+    moves = [m for g in result.games for m in g.moves if not m.book]
+    assert len(moves) == 32 and all(380 <= m.elapsed_ms < 750 for m in moves)
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert all(e["ponder"] for e in summary["engines"])
+
+
+def test_ponder_misses_are_stopped_and_answered_afresh(tmp_path):
+    engines = [_pondering(spec("A", "random_engine.py", "--seed", "1")),
+               _pondering(spec("B", "random_engine.py", "--seed", "2"))]
+    cfg = config(engines, tmp_path, games=2, max_moves=40)
+    result = run_match(cfg)
+    assert not {g.outcome.reason for g in result.games} & {
+        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    total: Counter = Counter()
+    for name in ("A", "B"):
+        counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))
+        assert counts["bestmove"] == counts["go"]
+        assert counts["hit"] + counts["miss"] == counts["ponder"]
+        total += counts
+    assert total["miss"] > 10    # random movers rarely play the predicted move
+
+
+def test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag(tmp_path):
+    engines = [_pondering(spec("A", "random_engine.py", "--ponder-move", "5i5a")), spec("B")]
+    cfg = config(engines, tmp_path, games=2, max_moves=20)
+    result = run_match(cfg)
+    assert {g.outcome.reason for g in result.games} == {Reason.MAX_MOVES}
+    for name in ("A", "B"):
+        log = os.path.join(cfg.out_dir, "logs", f"{name}.log")
+        counts = _ponder_protocol(log)
+        assert counts["ponder"] == 0 and counts["bestmove"] == counts["go"] > 0
+    assert "USI_Ponder" not in open(os.path.join(cfg.out_dir, "logs", "B.log")).read()
+
+
+def test_ponder_flag_and_engine_key():
+    args = ["--engine", "cmd=x", "--engine", "cmd=y", "ponder=false", "--ponder"]
+    config_, _ = cli.build_config(cli.build_parser().parse_args(args))
+    assert [e.ponder for e in config_.engines] == [True, False]
+    assert config_.engines[0].usi_options() == {"USI_Ponder": "true"}
+    with pytest.raises(ValueError, match="not a boolean"):
+        cli.build_config(cli.build_parser().parse_args(["--engine", "cmd=x", "ponder=maybe",
+                                                         "--engine", "cmd=y"]))
+
+
 # -- command line -------------------------------------------------------------------
 
 def test_engine_tokens_and_names():
@@ -443,3 +548,22 @@ def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cach
     assert summary["games"] == 2 and sum(summary["points"].values()) == 2
     assert not {g.outcome.reason for g in result.games} & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
     _check_records(cfg.out_dir, summary)
+
+
+def test_our_engine_ponders(tmp_path, warm_engine_cache):
+    """The real engine at a tiny clock with --ponder: hits and misses, clean protocol."""
+    engines = [_pondering(EngineSpec([sys.executable, "-m", "usi_engine"], n,
+                                     tc=TimeControl(byoyomi_ms=100))) for n in ("a", "b")]
+    cfg = config(engines, tmp_path, games=2, max_moves=30, ready_timeout_s=120,
+                 hang_timeout_ms=3000, margin_ms=1000)
+    result = run_match(cfg)
+    assert len(result.games) == 2
+    assert not {g.outcome.reason for g in result.games} & {
+        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    total: Counter = Counter()
+    for name in ("a", "b"):
+        counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))
+        assert counts["bestmove"] == counts["go"]
+        assert counts["hit"] + counts["miss"] == counts["ponder"]
+        total += counts
+    assert total["ponder"] >= 20 and total["hit"] > 0

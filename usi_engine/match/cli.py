@@ -31,6 +31,7 @@ engine keys (--engine KEY=VALUE ...):
   name=NAME            display name (default: from the command)
   dir=DIR              working directory of the engine
   option.NAME=VALUE    sent as 'setoption name NAME value VALUE'
+  ponder=true|false    think on the opponent's time (default: --ponder)
   time= inc= byoyomi= nodes= depth=   this engine's limits (override the flags)
 
 config file (--config): JSON {"engines": [{"cmd": ..., "options": {...}, ...}],
@@ -86,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default match-results/<date-time>)")
     p.add_argument("--seed", type=int, help="seed of the random openings")
     p.add_argument("--event", help="event name written to the records")
+    p.add_argument("--ponder", action="store_true", default=None,
+                   help="engines think on the opponent's time as in a GUI: USI_Ponder=true, "
+                        "'go ponder' on the engine's ponder move after its bestmove, "
+                        "'ponderhit' when the opponent plays it (the clock runs from there), "
+                        "else 'stop', the answer discarded, and a normal 'go'")
     p.add_argument("--quiet", action="store_true", default=None, help="no progress line")
     return p
 
@@ -93,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 DEFAULTS: dict[str, Any] = {
     "games": 10, "concurrency": os.cpu_count() or 1, "margin": 300, "hang_timeout": 5000,
     "move_timeout": 60000, "ready_timeout": 120.0, "max_moves": 256, "gauntlet": False,
-    "quiet": False, "event": "usi_engine match",
+    "quiet": False, "event": "usi_engine match", "ponder": False,
 }
 
 
@@ -129,8 +135,20 @@ def engine_from_fields(fields: Mapping[str, Any], flags: Mapping[str, Any]) -> E
     tc = TimeControl(**{attr: int(fields.get(key, flags.get(key) or 0) or 0)
                         for key, attr in TC_KEYS.items()})
     cwd = fields.get("dir")
+    ponder = _truth(fields.get("ponder", flags.get("ponder", False)))
     return EngineSpec(cmd, str(fields.get("name") or default_name(cmd)), options, tc,
-                      str(cwd) if cwd else None)
+                      str(cwd) if cwd else None, ponder)
+
+
+def _truth(value: Any) -> bool:
+    """A boolean from a flag, a JSON value or an INI/engine-key string."""
+    if isinstance(value, str):
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"not a boolean: {value!r} (true or false)")
+    return bool(value)
 
 
 def load_config(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -253,7 +271,8 @@ def describe(config: MatchConfig) -> str:
              f"{len(config.openings)} openings, concurrency {config.concurrency}"]
     for e in config.engines:
         opts = " ".join(f"{k}={v}" for k, v in e.options.items())
-        lines.append(f"  {e.name}: {' '.join(e.cmd)} [{e.tc.describe()}] {opts}".rstrip())
+        ponder = ", ponder" if e.ponder else ""
+        lines.append(f"  {e.name}: {' '.join(e.cmd)} [{e.tc.describe()}{ponder}] {opts}".rstrip())
     return "\n".join(lines)
 
 

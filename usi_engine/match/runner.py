@@ -66,6 +66,11 @@ class EngineSpec:
     options: dict[str, str] = field(default_factory=dict)
     tc: TimeControl = field(default_factory=TimeControl)
     cwd: Optional[str] = None
+    ponder: bool = False  # think on the opponent's time (go ponder / ponderhit / stop)
+
+    def usi_options(self) -> dict[str, str]:
+        """The options to set: the user's, after ``USI_Ponder`` when pondering (as a GUI)."""
+        return {"USI_Ponder": "true", **self.options} if self.ponder else dict(self.options)
 
 
 @dataclass(frozen=True)
@@ -246,10 +251,10 @@ class Clock:
         self.remaining_ms = max(0.0, self.remaining_ms + self.tc.inc_ms - elapsed_ms)
 
 
-def go_command(clocks: tuple[Clock, Clock], side: int) -> str:
-    """The USI ``go`` for ``side`` given both clocks."""
+def go_command(clocks: tuple[Clock, Clock], side: int, ponder: bool = False) -> str:
+    """The USI ``go`` (``go ponder``) for ``side`` given both clocks."""
     tc = clocks[side].tc
-    parts = ["go"]
+    parts = ["go", "ponder"] if ponder else ["go"]
     if tc.has_clock:
         parts += [f"btime {int(clocks[BLACK].remaining_ms)}", f"wtime {int(clocks[WHITE].remaining_ms)}"]
         if tc.byoyomi_ms:
@@ -275,6 +280,7 @@ class Player:
         self.ready_timeout_s = ready_timeout_s
         self.proc: Optional[UsiProcess] = None
         self.starts = 0
+        self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
 
     def new_game(self) -> UsiProcess:
         """A ready process (started or restarted if needed) that got ``usinewgame``."""
@@ -283,14 +289,16 @@ class Player:
             self.starts += 1
             self.proc = UsiProcess(self.spec.cmd, self.log, f"{self.tag}#{self.starts}",
                                    self.spec.cwd, self.abort)
-            self.proc.open(self.spec.options, self.ready_timeout_s)
+            self.proc.open(self.spec.usi_options(), self.ready_timeout_s)
         else:
             self.proc.isready(self.ready_timeout_s)
+        self.ponder_move = None
         self.proc.send("usinewgame")
         return self.proc
 
     def discard(self) -> None:
         """Kill the process (after a crash or hang); the next game starts a new one."""
+        self.ponder_move = None
         if self.proc is not None:
             self.proc.kill()
             self.proc = None
@@ -330,39 +338,86 @@ def _start_players(players: tuple[Player, Player], ref: Referee) -> Optional[Out
 
 
 def _think(player: Player, ref: Referee, clocks: tuple[Clock, Clock],
-           settings: GameSettings) -> tuple[Optional[Outcome], Optional[MoveRecord]]:
-    """Ask the side to move for its move: (outcome if the game ends, the move played)."""
+           settings: GameSettings) -> tuple[Optional[Outcome], Optional[MoveRecord], Optional[str]]:
+    """Ask the side to move for its move: (outcome if the game ends, the move played,
+    the engine's ponder move).
+
+    An engine pondering on the opponent's last move gets ``ponderhit`` and its clock
+    runs from there; one pondering on another move gets ``stop``, its answer is
+    discarded, and a normal ``go`` follows, as in a GUI.
+    """
     side = ref.turn
     proc = player.proc
     assert proc is not None
     allowed = clocks[side].allowed_ms()
     budget = (allowed + settings.margin_ms) if allowed is not None else settings.move_timeout_ms
+    expected, player.ponder_move = player.ponder_move, None
+    hit = expected is not None and ref.moves[-1:] == [expected]
+    if expected is not None and not hit:
+        miss = _stop_pondering(player, settings)
+        if miss is not None:
+            return ref.forfeit(miss[0], f"{miss[1]} (after a ponder miss)"), None, None
     try:
-        result = proc.go(ref.position_command(), go_command(clocks, side), budget / 1000)
+        if hit:
+            result = proc.ponderhit(budget / 1000)
+        else:
+            result = proc.go(ref.position_command(), go_command(clocks, side), budget / 1000)
     except EngineTimeout:
         result = proc.stop_search(settings.hang_timeout_ms / 1000)
         if result is None:
             player.discard()
-            return ref.forfeit(Reason.TIMEOUT, f"no bestmove {budget:.0f} ms after go"), None
+            what = "ponderhit" if hit else "go"
+            return ref.forfeit(Reason.TIMEOUT, f"no bestmove {budget:.0f} ms after {what}"), None, None
     except EngineCrashed as exc:
         player.discard()
-        return _failure(ref, exc), None
+        return _failure(ref, exc), None, None
     if allowed is not None and result.elapsed_ms > allowed + settings.margin_ms:
         return ref.forfeit(Reason.TIME_LOSS, f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms "
-                                             f"+ {settings.margin_ms} ms margin"), None
+                                             f"+ {settings.margin_ms} ms margin"), None, None
     if allowed is None and result.elapsed_ms > settings.move_timeout_ms:
-        return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None
+        return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None, None
     clocks[side].consume(result.elapsed_ms)
     if result.bestmove == "resign":
-        return ref.resign(), None
+        return ref.resign(), None, None
     if result.bestmove == "win":
-        return ref.declare_win(), None
+        return ref.declare_win(), None, None
     before = ref.ply
     outcome = ref.play(result.bestmove)
     if ref.ply == before:
-        return outcome, None
+        return outcome, None, None
     record = MoveRecord(ref.moves[-1], result.elapsed_ms, result.score, result.pv, result.depth)
-    return outcome, record
+    return outcome, record, result.ponder
+
+
+def _stop_pondering(player: Player, settings: GameSettings) -> Optional[tuple[Reason, str]]:
+    """``stop`` a pondering engine and discard its answer; (reason, detail) if it failed."""
+    proc = player.proc
+    assert proc is not None
+    player.ponder_move = None
+    if proc.stop_search(settings.hang_timeout_ms / 1000) is not None:
+        return None
+    crashed = not proc.alive
+    player.discard()
+    if crashed:
+        return Reason.CRASH, "engine exited while pondering"
+    return Reason.TIMEOUT, f"no bestmove {settings.hang_timeout_ms} ms after stop"
+
+
+def _start_pondering(player: Player, ref: Referee, clocks: tuple[Clock, Clock],
+                     ponder: Optional[str]) -> Optional[Outcome]:
+    """After the engine's move: ``go ponder`` on its expected reply (if legal)."""
+    if not player.spec.ponder or not ponder or not ref.is_legal(ponder):
+        return None
+    side = 1 - ref.turn  # the engine that just moved
+    move = shogi.Move.from_usi(ponder).usi()
+    assert player.proc is not None
+    try:
+        player.proc.go_ponder(ref.position_command([move]), go_command(clocks, side, ponder=True))
+    except EngineCrashed as exc:
+        player.discard()
+        return ref.forfeit(Reason.CRASH, str(exc), loser=side)
+    player.ponder_move = move
+    return None
 
 
 def _tell_result(players: tuple[Player, Player], outcome: Outcome) -> None:
@@ -388,9 +443,15 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
     try:
         outcome = _start_players(players, ref)
         while outcome is None:
-            outcome, move = _think(players[ref.turn], ref, clocks, settings)
+            mover = players[ref.turn]
+            outcome, move, ponder = _think(mover, ref, clocks, settings)
             if move is not None:
                 record.moves.append(move)
+            if outcome is None:
+                outcome = _start_pondering(mover, ref, clocks, ponder)
+        for player in players:  # the game ended on the opponent's move
+            if player.ponder_move is not None:
+                _stop_pondering(player, settings)
     except Aborted:
         record.ended = dt.datetime.now()
         return record
@@ -512,7 +573,7 @@ class MatchResult:
         t = self.first_engine()
         data: dict = {
             "engines": [{"name": e.name, "cmd": e.cmd, "options": e.options,
-                         "time_control": e.tc.describe()} for e in cfg.engines],
+                         "time_control": e.tc.describe(), "ponder": e.ponder} for e in cfg.engines],
             "planned_games": self.planned, "games": len(self.games),
             "interrupted": self.interrupted,
             "pairs": [{"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name,

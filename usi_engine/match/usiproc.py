@@ -287,6 +287,26 @@ class UsiProcess:
                     result.ponder = tokens[3]
                 return result
 
+    def go_ponder(self, position: str, go: str) -> None:
+        """Start pondering: ``position`` (ending with the expected reply) and ``go ponder``.
+
+        No answer is awaited: the engine keeps thinking until :meth:`ponderhit` or
+        :meth:`stop_search`.
+        """
+        self.send(position)
+        self.go_started = time.monotonic()
+        self.send(go)
+
+    def ponderhit(self, timeout: float) -> SearchResult:
+        """Send ``ponderhit`` and wait ``timeout`` s for ``bestmove``.
+
+        The engine's clock runs from the ``ponderhit``, as in a GUI: the elapsed time of
+        the result counts from there.
+        """
+        self.go_started = start = time.monotonic()
+        self.send("ponderhit")
+        return self._await_bestmove(start, start + timeout)
+
     def stop_search(self, grace: float) -> Optional[SearchResult]:
         """Send ``stop`` and wait ``grace`` s for the pending bestmove (None if none).
 
