@@ -92,12 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "'go ponder' on the engine's ponder move after its bestmove, "
                         "'ponderhit' when the opponent plays it (the clock runs from there), "
                         "else 'stop', the answer discarded, and a normal 'go'")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="play the games on a Ray cluster: ADDRESS of its head (host:6379 or "
+                        "ray://host:10001), 'auto' (the cluster 'ray start' made here) or "
+                        "'local' (a new one on this machine); see docs/scaling.md")
+    p.add_argument("--ray-working-dir", metavar="DIR",
+                   help="with --ray: ship DIR to every node; engines run there (so "
+                        "cmd=\"python -m usi_engine\" runs this checkout on each node)")
+    p.add_argument("--ray-cpus-per-game", type=float, metavar="N",
+                   help="with --ray: CPUs a game reserves on its node (default 1)")
     p.add_argument("--quiet", action="store_true", default=None, help="no progress line")
     return p
 
 
 DEFAULTS: dict[str, Any] = {
-    "games": 10, "concurrency": os.cpu_count() or 1, "margin": 300, "hang_timeout": 5000,
+    "games": 10, "margin": 300, "hang_timeout": 5000,
     "move_timeout": 60000, "ready_timeout": 120.0, "max_moves": 256, "gauntlet": False,
     "quiet": False, "event": "usi_engine match", "ponder": False,
 }
@@ -222,6 +231,13 @@ def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     return [Opening()]
 
 
+def concurrency(settings: Mapping[str, Any]) -> int:
+    """Games at once: the flag, else the cores here (0 with --ray: the cluster's CPUs)."""
+    if settings.get("concurrency"):
+        return int(settings["concurrency"])
+    return 0 if settings.get("ray") else (os.cpu_count() or 1)
+
+
 def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     """The MatchConfig of the command line (and whether to be quiet)."""
     settings, engine_fields = merged_settings(args)
@@ -233,12 +249,15 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     out_dir = settings.get("out") or os.path.join(
         "match-results", dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
     config = MatchConfig(
-        engines=engines, games=int(settings["games"]), concurrency=int(settings["concurrency"]),
+        engines=engines, games=int(settings["games"]), concurrency=concurrency(settings),
         openings=make_openings(settings), max_moves=int(settings["max_moves"]),
         margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
         ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
-        sprt=make_sprt(settings.get("sprt")), out_dir=str(out_dir), event=str(settings["event"]))
+        sprt=make_sprt(settings.get("sprt")), out_dir=str(out_dir), event=str(settings["event"]),
+        ray_address=settings.get("ray") or None,
+        ray_working_dir=settings.get("ray_working_dir") or None,
+        ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0))
     return config, bool(settings["quiet"])
 
 
@@ -267,8 +286,10 @@ class Progress:
 
 
 def describe(config: MatchConfig) -> str:
+    where = f", on Ray at {config.ray_address}" if config.ray_address else ""
+    games_at_once = config.concurrency or "cluster CPUs"
     lines = [f"Match: {len(config.engines)} engines, {config.games} games per pair, "
-             f"{len(config.openings)} openings, concurrency {config.concurrency}"]
+             f"{len(config.openings)} openings, concurrency {games_at_once}{where}"]
     for e in config.engines:
         opts = " ".join(f"{k}={v}" for k, v in e.options.items())
         ponder = ", ponder" if e.ponder else ""

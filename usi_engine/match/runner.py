@@ -102,6 +102,9 @@ class MatchConfig:
     sprt: Optional[Sprt] = None
     out_dir: Optional[str] = None
     event: str = "usi_engine match"
+    ray_address: Optional[str] = None      # play on a Ray cluster (see raycluster.py)
+    ray_working_dir: Optional[str] = None  # shipped to the nodes, the engines' directory
+    ray_cpus_per_game: float = 1.0
 
 
 # -- openings ----------------------------------------------------------------
@@ -622,6 +625,36 @@ def save_summary(out_dir: str, result: MatchResult) -> None:
     os.replace(path + ".tmp", path)
 
 
+class Table:
+    """Where one game at a time is played: a process of every engine it has met, started
+    on demand and reused game after game (a thread of :class:`Match`, or a Ray actor)."""
+
+    def __init__(self, config: MatchConfig, logs: list[EngineLog], tag: str,
+                 abort: threading.Event) -> None:
+        self.config = config
+        self.logs = logs
+        self.tag = tag
+        self.abort = abort
+        self.settings = GameSettings(config.max_moves, config.margin_ms, config.hang_timeout_ms,
+                                     config.move_timeout_ms, config.event)
+        self.players: dict[int, Player] = {}
+
+    def player(self, i: int) -> Player:
+        if i not in self.players:
+            self.players[i] = Player(self.config.engines[i], self.logs[i], self.tag, self.abort,
+                                     self.config.ready_timeout_s)
+        return self.players[i]
+
+    def play(self, game: ScheduledGame) -> GameRecord:
+        """Play ``game``; its ``outcome`` is None if the match was aborted meanwhile."""
+        return play_game(game, (self.player(game.black), self.player(game.white)), self.settings)
+
+    def close(self) -> None:
+        for p in self.players.values():
+            p.close()
+        self.players.clear()
+
+
 class Match:
     """A scheduled match; :meth:`run` plays it and returns the :class:`MatchResult`."""
 
@@ -629,8 +662,6 @@ class Match:
         self.config = config
         self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet)
         self.abort = threading.Event()
-        self.settings = GameSettings(config.max_moves, config.margin_ms, config.hang_timeout_ms,
-                                     config.move_timeout_ms, config.event)
         self.logs = [EngineLog(self._log_path(e)) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
         self._finished_workers = 0
@@ -644,24 +675,16 @@ class Match:
 
     def _worker(self, wid: int, todo: "queue.Queue[ScheduledGame]",
                 done: "queue.Queue[Optional[GameRecord]]") -> None:
-        players: dict[int, Player] = {}
-
-        def player(i: int) -> Player:
-            if i not in players:
-                players[i] = Player(self.config.engines[i], self.logs[i], f"w{wid}", self.abort,
-                                    self.config.ready_timeout_s)
-            return players[i]
-
+        table = Table(self.config, self.logs, f"w{wid}", self.abort)
         try:
             while not self.abort.is_set():
                 try:
                     game = todo.get_nowait()
                 except queue.Empty:
                     break
-                done.put(play_game(game, (player(game.black), player(game.white)), self.settings))
+                done.put(table.play(game))
         finally:
-            for p in players.values():
-                p.close()
+            table.close()
             done.put(None)
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
@@ -730,7 +753,12 @@ class Match:
 
 def run_match(config: MatchConfig, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None
               ) -> MatchResult:
-    """Convenience wrapper: ``Match(config).run(on_game)``."""
+    """Play ``config``: ``Match(config).run(on_game)``, or on a Ray cluster if
+    ``config.ray_address`` is set (only then is ``ray`` imported)."""
+    if config.ray_address:
+        from .raycluster import run_match_ray
+        return run_match_ray(config, config.ray_address, on_game, config.ray_working_dir,
+                             config.ray_cpus_per_game)
     return Match(config).run(on_game)
 
 
