@@ -7,13 +7,14 @@ import math
 import os
 import random
 import sys
+from collections import Counter, defaultdict
 
 import pytest
 import shogi
 import shogi.CSA
 import shogi.KIF
 
-from usi_engine.match import cli, stats
+from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
 from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, Opening, TimeControl, load_openings,
@@ -160,60 +161,6 @@ def test_position_command():
     assert Referee(sfen).position_command() == f"position sfen {sfen}"
 
 
-# -- statistics ------------------------------------------------------------------------
-
-def test_elo_of_known_scores():
-    assert stats.elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
-    assert stats.elo_from_score(0.5) == 0
-    assert stats.score_from_elo(stats.elo_from_score(0.6)) == pytest.approx(0.6)
-    assert stats.elo_from_score(1.0) == math.inf
-
-
-def test_los_and_draw_ratio():
-    assert stats.los(5, 5) == 0.5
-    assert stats.los(10, 0) == pytest.approx(0.5 * (1 + math.erf(10 / math.sqrt(20))))
-    assert stats.los(0, 0) == 0.5
-    s = stats.summarize(6, 2, 2)
-    assert (s.games, s.score, s.draw_ratio) == (10, 0.7, 0.2)
-    assert s.elo_lower < s.elo < s.elo_upper
-
-
-def test_elo_interval_by_hand():
-    # 30-10-10: mu = 0.7, per-game variance = (30*.09 + 10*.49 + 10*.04)/50 = 0.16
-    elo, lo, hi = stats.elo_interval(30, 10, 10)
-    stderr = math.sqrt(0.16 / 50)
-    assert elo == pytest.approx(stats.elo_from_score(0.7))
-    assert lo == pytest.approx(stats.elo_from_score(0.7 - stats.Z95 * stderr))
-    assert hi == pytest.approx(stats.elo_from_score(0.7 + stats.Z95 * stderr))
-
-
-def test_llr_matches_the_normal_approximation():
-    w, l, d = 600, 500, 900
-    n = w + l + d
-    mu = (w + d / 2) / n
-    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
-    s0, s1 = stats.score_from_elo(0), stats.score_from_elo(10)
-    approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
-    assert stats.llr(w, l, d, 0, 10) == pytest.approx(approx, rel=0.01)
-    assert stats.llr(0, 0, 0, 0, 10) == 0
-
-
-def test_sprt_decisions():
-    sprt = Sprt(0, 10)
-    assert sprt.lower == pytest.approx(math.log(0.05 / 0.95))
-    assert sprt.upper == pytest.approx(math.log(0.95 / 0.05))
-    rng = random.Random(1)
-    w = l = d = 0
-    decision = None
-    while decision is None:  # a stream scoring ~70%: H1 accepted
-        r = rng.random()
-        w, l, d = w + (r < 0.6), l + (0.6 <= r < 0.8), d + (r >= 0.8)
-        decision = sprt.decide(w, l, d)
-    assert decision == "H1" and w + l + d < 2000
-    assert sprt.decide(200, 400, 400) == "H0"
-    assert sprt.decide(3, 2, 5) is None
-
-
 # -- openings, schedule, records -----------------------------------------------------
 
 def test_opening_file_forms():
@@ -236,10 +183,16 @@ def test_random_openings_are_balanced_and_reproducible():
         assert len(o.moves) == 10 and abs(material_balance(ref.board)) <= 2
 
 
-def test_schedule_swaps_colours():
+def test_schedule_plays_pairs_with_colours_swapped():
     plan = schedule(2, 4, [Opening(), Opening(moves=("7g7f",))])
-    assert [(g.black, g.white, g.opening_index) for g in plan] == [(0, 1, 0), (1, 0, 0), (0, 1, 1), (1, 0, 1)]
-    assert len(schedule(3, 2, [Opening()])) == 6
+    assert [(g.black, g.white, g.opening_index, g.pair) for g in plan] == [
+        (0, 1, 0, 1), (1, 0, 0, 1), (0, 1, 1, 2), (1, 0, 1, 2)]
+    assert [(g.black, g.white, g.pair) for g in schedule(2, 3, [Opening()])] == [
+        (0, 1, 1), (1, 0, 1), (0, 1, 2)]                 # an odd last game is alone
+    rr = schedule(3, 2, [Opening()])
+    assert len(rr) == 6 and [g.index for g in rr] == list(range(1, 7))
+    for first, second in zip(rr[::2], rr[1::2]):     # a pair's games are neighbours
+        assert (first.pair, first.black, first.white) == (second.pair, second.white, second.black)
     assert len(schedule(3, 2, [Opening()], gauntlet=True)) == 4
 
 
@@ -407,6 +360,110 @@ def test_interrupt_keeps_finished_games(tmp_path):
     _check_records(cfg.out_dir, summary)
 
 
+# -- ponder ------------------------------------------------------------------------
+
+def _ponder_protocol(log_path: str) -> Counter:
+    """Replay every process's USI traffic in the log and check the ponder protocol as a
+    GUI drives it: ``go ponder`` only when idle, then exactly one of ``ponderhit`` or
+    ``stop``, one ``bestmove`` per ``go``, nothing else sent while an answer is pending,
+    stderr silent.  Returns counts of go, ponder, hit, miss, bestmove."""
+    streams: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    with open(log_path, encoding="utf-8") as f:
+        for line in f:
+            parts = line.split(maxsplit=3)
+            streams[parts[1]].append((parts[2], parts[3].strip() if len(parts) > 3 else ""))
+    counts: Counter = Counter()
+    for tag, events in streams.items():
+        state = "idle"
+        for direction, text in events:
+            assert direction != "!", f"{tag} wrote on stderr: {text}"
+            word = text.split()[0] if text.split() else ""
+            if direction == ">" and text.startswith("go ponder"):
+                assert state == "idle", (tag, text, state)
+                state, counts["ponder"], counts["go"] = "pondering", counts["ponder"] + 1, counts["go"] + 1
+            elif direction == ">" and word == "go":
+                assert state == "idle", (tag, text, state)
+                state, counts["go"] = "searching", counts["go"] + 1
+            elif direction == ">" and word == "ponderhit":
+                assert state == "pondering", (tag, state)
+                state, counts["hit"] = "searching", counts["hit"] + 1
+            elif direction == ">" and word == "stop" and state == "pondering":
+                state, counts["miss"] = "stopping", counts["miss"] + 1
+            elif direction == ">" and word in ("position", "usinewgame", "isready", "gameover", "setoption"):
+                assert state == "idle", (tag, text, state)
+            elif direction == "<" and word == "bestmove":
+                assert state in ("searching", "stopping"), (tag, text, state)
+                state, counts["bestmove"] = "idle", counts["bestmove"] + 1
+    return counts
+
+
+def _pondering(engine: EngineSpec) -> EngineSpec:
+    engine.ponder = True
+    return engine
+
+
+def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
+    # Two engines that play and predict the first legal move: every ponder is a hit.
+    # Each thinks 400 ms after ponderhit, so it ponders >= 400 ms (the opponent's move)
+    # before it: charged from ponderhit a move costs ~400 ms, from go ponder >= 800 ms.
+    engines = [_pondering(spec(n, "random_engine.py", "--first-move", "--sleep-ms", "400",
+                               byoyomi=2000)) for n in ("A", "B")]
+    cfg = config(engines, tmp_path, games=2, max_moves=16)
+    result = run_match(cfg)
+    assert len(result.games) == 2
+    assert {g.outcome.reason for g in result.games} == {Reason.MAX_MOVES}
+    for name in ("A", "B"):
+        log = os.path.join(cfg.out_dir, "logs", f"{name}.log")
+        assert "setoption name USI_Ponder value true" in open(log).read()
+        counts = _ponder_protocol(log)
+        assert counts["bestmove"] == counts["go"] > 0
+        # every ponder hits, but for a stop when the game ends on the opponent's move
+        assert counts["hit"] + counts["miss"] == counts["ponder"] and counts["miss"] <= 2
+        assert counts["hit"] >= 12
+    moves = [m for g in result.games for m in g.moves if not m.book]
+    assert len(moves) == 32 and all(380 <= m.elapsed_ms < 750 for m in moves)
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    assert all(e["ponder"] for e in summary["engines"])
+
+
+def test_ponder_misses_are_stopped_and_answered_afresh(tmp_path):
+    engines = [_pondering(spec("A", "random_engine.py", "--seed", "1")),
+               _pondering(spec("B", "random_engine.py", "--seed", "2"))]
+    cfg = config(engines, tmp_path, games=2, max_moves=40)
+    result = run_match(cfg)
+    assert not {g.outcome.reason for g in result.games} & {
+        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    total: Counter = Counter()
+    for name in ("A", "B"):
+        counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))
+        assert counts["bestmove"] == counts["go"]
+        assert counts["hit"] + counts["miss"] == counts["ponder"]
+        total += counts
+    assert total["miss"] > 10    # random movers rarely play the predicted move
+
+
+def test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag(tmp_path):
+    engines = [_pondering(spec("A", "random_engine.py", "--ponder-move", "5i5a")), spec("B")]
+    cfg = config(engines, tmp_path, games=2, max_moves=20)
+    result = run_match(cfg)
+    assert {g.outcome.reason for g in result.games} == {Reason.MAX_MOVES}
+    for name in ("A", "B"):
+        log = os.path.join(cfg.out_dir, "logs", f"{name}.log")
+        counts = _ponder_protocol(log)
+        assert counts["ponder"] == 0 and counts["bestmove"] == counts["go"] > 0
+    assert "USI_Ponder" not in open(os.path.join(cfg.out_dir, "logs", "B.log")).read()
+
+
+def test_ponder_flag_and_engine_key():
+    args = ["--engine", "cmd=x", "--engine", "cmd=y", "ponder=false", "--ponder"]
+    config_, _ = cli.build_config(cli.build_parser().parse_args(args))
+    assert [e.ponder for e in config_.engines] == [True, False]
+    assert config_.engines[0].usi_options() == {"USI_Ponder": "true"}
+    with pytest.raises(ValueError, match="not a boolean"):
+        cli.build_config(cli.build_parser().parse_args(["--engine", "cmd=x", "ponder=maybe",
+                                                         "--engine", "cmd=y"]))
+
+
 # -- command line -------------------------------------------------------------------
 
 def test_engine_tokens_and_names():
@@ -491,3 +548,22 @@ def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cach
     assert summary["games"] == 2 and sum(summary["points"].values()) == 2
     assert not {g.outcome.reason for g in result.games} & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
     _check_records(cfg.out_dir, summary)
+
+
+def test_our_engine_ponders(tmp_path, warm_engine_cache):
+    """The real engine at a tiny clock with --ponder: hits and misses, clean protocol."""
+    engines = [_pondering(EngineSpec([sys.executable, "-m", "usi_engine"], n,
+                                     tc=TimeControl(byoyomi_ms=100))) for n in ("a", "b")]
+    cfg = config(engines, tmp_path, games=2, max_moves=30, ready_timeout_s=120,
+                 hang_timeout_ms=3000, margin_ms=1000)
+    result = run_match(cfg)
+    assert len(result.games) == 2
+    assert not {g.outcome.reason for g in result.games} & {
+        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    total: Counter = Counter()
+    for name in ("a", "b"):
+        counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))
+        assert counts["bestmove"] == counts["go"]
+        assert counts["hit"] + counts["miss"] == counts["ponder"]
+        total += counts
+    assert total["ponder"] >= 20 and total["hit"] > 0

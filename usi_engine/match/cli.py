@@ -31,6 +31,7 @@ engine keys (--engine KEY=VALUE ...):
   name=NAME            display name (default: from the command)
   dir=DIR              working directory of the engine
   option.NAME=VALUE    sent as 'setoption name NAME value VALUE'
+  ponder=true|false    think on the opponent's time (default: --ponder)
   time= inc= byoyomi= nodes= depth=   this engine's limits (override the flags)
 
 config file (--config): JSON {"engines": [{"cmd": ..., "options": {...}, ...}],
@@ -86,14 +87,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default match-results/<date-time>)")
     p.add_argument("--seed", type=int, help="seed of the random openings")
     p.add_argument("--event", help="event name written to the records")
+    p.add_argument("--ponder", action="store_true", default=None,
+                   help="engines think on the opponent's time as in a GUI: USI_Ponder=true, "
+                        "'go ponder' on the engine's ponder move after its bestmove, "
+                        "'ponderhit' when the opponent plays it (the clock runs from there), "
+                        "else 'stop', the answer discarded, and a normal 'go'")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="play the games on a Ray cluster: ADDRESS of its head (host:6379 or "
+                        "ray://host:10001), 'auto' (the cluster 'ray start' made here) or "
+                        "'local' (a new one on this machine); see docs/scaling.md")
+    p.add_argument("--ray-working-dir", metavar="DIR",
+                   help="with --ray: ship DIR to every node; engines run there (so "
+                        "cmd=\"python -m usi_engine\" runs this checkout on each node)")
+    p.add_argument("--ray-cpus-per-game", type=float, metavar="N",
+                   help="with --ray: CPUs a game reserves on its node (default 1)")
     p.add_argument("--quiet", action="store_true", default=None, help="no progress line")
     return p
 
 
 DEFAULTS: dict[str, Any] = {
-    "games": 10, "concurrency": os.cpu_count() or 1, "margin": 300, "hang_timeout": 5000,
+    "games": 10, "margin": 300, "hang_timeout": 5000,
     "move_timeout": 60000, "ready_timeout": 120.0, "max_moves": 256, "gauntlet": False,
-    "quiet": False, "event": "usi_engine match",
+    "quiet": False, "event": "usi_engine match", "ponder": False,
 }
 
 
@@ -129,8 +144,20 @@ def engine_from_fields(fields: Mapping[str, Any], flags: Mapping[str, Any]) -> E
     tc = TimeControl(**{attr: int(fields.get(key, flags.get(key) or 0) or 0)
                         for key, attr in TC_KEYS.items()})
     cwd = fields.get("dir")
+    ponder = _truth(fields.get("ponder", flags.get("ponder", False)))
     return EngineSpec(cmd, str(fields.get("name") or default_name(cmd)), options, tc,
-                      str(cwd) if cwd else None)
+                      str(cwd) if cwd else None, ponder)
+
+
+def _truth(value: Any) -> bool:
+    """A boolean from a flag, a JSON value or an INI/engine-key string."""
+    if isinstance(value, str):
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"not a boolean: {value!r} (true or false)")
+    return bool(value)
 
 
 def load_config(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -204,6 +231,13 @@ def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     return [Opening()]
 
 
+def concurrency(settings: Mapping[str, Any]) -> int:
+    """Games at once: the flag, else the cores here (0 with --ray: the cluster's CPUs)."""
+    if settings.get("concurrency"):
+        return int(settings["concurrency"])
+    return 0 if settings.get("ray") else (os.cpu_count() or 1)
+
+
 def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     """The MatchConfig of the command line (and whether to be quiet)."""
     settings, engine_fields = merged_settings(args)
@@ -215,12 +249,15 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     out_dir = settings.get("out") or os.path.join(
         "match-results", dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
     config = MatchConfig(
-        engines=engines, games=int(settings["games"]), concurrency=int(settings["concurrency"]),
+        engines=engines, games=int(settings["games"]), concurrency=concurrency(settings),
         openings=make_openings(settings), max_moves=int(settings["max_moves"]),
         margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
         ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
-        sprt=make_sprt(settings.get("sprt")), out_dir=str(out_dir), event=str(settings["event"]))
+        sprt=make_sprt(settings.get("sprt")), out_dir=str(out_dir), event=str(settings["event"]),
+        ray_address=settings.get("ray") or None,
+        ray_working_dir=settings.get("ray_working_dir") or None,
+        ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0))
     return config, bool(settings["quiet"])
 
 
@@ -249,11 +286,14 @@ class Progress:
 
 
 def describe(config: MatchConfig) -> str:
+    where = f", on Ray at {config.ray_address}" if config.ray_address else ""
+    games_at_once = config.concurrency or "cluster CPUs"
     lines = [f"Match: {len(config.engines)} engines, {config.games} games per pair, "
-             f"{len(config.openings)} openings, concurrency {config.concurrency}"]
+             f"{len(config.openings)} openings, concurrency {games_at_once}{where}"]
     for e in config.engines:
         opts = " ".join(f"{k}={v}" for k, v in e.options.items())
-        lines.append(f"  {e.name}: {' '.join(e.cmd)} [{e.tc.describe()}] {opts}".rstrip())
+        ponder = ", ponder" if e.ponder else ""
+        lines.append(f"  {e.name}: {' '.join(e.cmd)} [{e.tc.describe()}{ponder}] {opts}".rstrip())
     return "\n".join(lines)
 
 

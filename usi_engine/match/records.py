@@ -63,6 +63,7 @@ class GameRecord:
     black_engine: int = 0
     white_engine: int = 1
     opening: int = 0
+    pair: int = 0  # games of one pair: same opening, colours swapped
 
     def board_before(self, ply: int) -> shogi.Board:
         """The position before move number ``ply`` (0-based) was played."""

@@ -142,13 +142,15 @@ class Referee:
         """Plies played from the initial SFEN (opening moves included)."""
         return len(self.moves)
 
-    def position_command(self) -> str:
-        """The USI ``position`` command for the current position."""
+    def position_command(self, then: Iterable[str] = ()) -> str:
+        """The USI ``position`` command for the current position (followed by the
+        moves ``then``, e.g. a ponder move)."""
         if self.start_sfen == shogi.STARTING_SFEN:
             head = "position startpos"
         else:
             head = f"position sfen {self.start_sfen}"
-        return f"{head} moves {' '.join(self.moves)}" if self.moves else head
+        moves = self.moves + list(then)
+        return f"{head} moves {' '.join(moves)}" if moves else head
 
     def is_legal(self, usi: str) -> bool:
         """True if ``usi`` is a well-formed legal move in the current position."""

@@ -24,7 +24,7 @@ import shogi
 
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
-from .stats import Sprt, Summary, fmt_elo, summarize
+from .stats import Results, Sprt, Summary, fmt_elo, summarize_results
 from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
@@ -66,6 +66,11 @@ class EngineSpec:
     options: dict[str, str] = field(default_factory=dict)
     tc: TimeControl = field(default_factory=TimeControl)
     cwd: Optional[str] = None
+    ponder: bool = False  # think on the opponent's time (go ponder / ponderhit / stop)
+
+    def usi_options(self) -> dict[str, str]:
+        """The options to set: the user's, after ``USI_Ponder`` when pondering (as a GUI)."""
+        return {"USI_Ponder": "true", **self.options} if self.ponder else dict(self.options)
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,9 @@ class MatchConfig:
     sprt: Optional[Sprt] = None
     out_dir: Optional[str] = None
     event: str = "usi_engine match"
+    ray_address: Optional[str] = None      # play on a Ray cluster (see raycluster.py)
+    ray_working_dir: Optional[str] = None  # shipped to the nodes, the engines' directory
+    ray_cpus_per_game: float = 1.0
 
 
 # -- openings ----------------------------------------------------------------
@@ -199,6 +207,7 @@ class ScheduledGame:
     white: int
     opening: Opening
     opening_index: int
+    pair: int = 0  # the two games of a pair share the opening, colours swapped
 
 
 def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
@@ -210,14 +219,17 @@ def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
 
 def schedule(n_engines: int, games: int, openings: list[Opening],
              gauntlet: bool = False) -> list[ScheduledGame]:
-    """``games`` games per pair; each opening twice with colours swapped."""
-    plan = []
-    for g in range(games):
-        k = g // 2
-        opening = openings[k % len(openings)]
+    """``games`` games per pair of engines, in game pairs: one opening twice with
+    colours swapped, the two games next to each other (an odd last game is alone)."""
+    plan: list[ScheduledGame] = []
+    pair = 0
+    for k in range((games + 1) // 2):
+        opening_index = k % len(openings)
         for a, b in pairings(n_engines, gauntlet):
-            black, white = (a, b) if g % 2 == 0 else (b, a)
-            plan.append(ScheduledGame(len(plan) + 1, black, white, opening, k % len(openings)))
+            pair += 1
+            for black, white in ((a, b), (b, a))[:min(2, games - 2 * k)]:
+                plan.append(ScheduledGame(len(plan) + 1, black, white, openings[opening_index],
+                                          opening_index, pair))
     return plan
 
 
@@ -242,10 +254,10 @@ class Clock:
         self.remaining_ms = max(0.0, self.remaining_ms + self.tc.inc_ms - elapsed_ms)
 
 
-def go_command(clocks: tuple[Clock, Clock], side: int) -> str:
-    """The USI ``go`` for ``side`` given both clocks."""
+def go_command(clocks: tuple[Clock, Clock], side: int, ponder: bool = False) -> str:
+    """The USI ``go`` (``go ponder``) for ``side`` given both clocks."""
     tc = clocks[side].tc
-    parts = ["go"]
+    parts = ["go", "ponder"] if ponder else ["go"]
     if tc.has_clock:
         parts += [f"btime {int(clocks[BLACK].remaining_ms)}", f"wtime {int(clocks[WHITE].remaining_ms)}"]
         if tc.byoyomi_ms:
@@ -271,6 +283,7 @@ class Player:
         self.ready_timeout_s = ready_timeout_s
         self.proc: Optional[UsiProcess] = None
         self.starts = 0
+        self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
 
     def new_game(self) -> UsiProcess:
         """A ready process (started or restarted if needed) that got ``usinewgame``."""
@@ -279,14 +292,16 @@ class Player:
             self.starts += 1
             self.proc = UsiProcess(self.spec.cmd, self.log, f"{self.tag}#{self.starts}",
                                    self.spec.cwd, self.abort)
-            self.proc.open(self.spec.options, self.ready_timeout_s)
+            self.proc.open(self.spec.usi_options(), self.ready_timeout_s)
         else:
             self.proc.isready(self.ready_timeout_s)
+        self.ponder_move = None
         self.proc.send("usinewgame")
         return self.proc
 
     def discard(self) -> None:
         """Kill the process (after a crash or hang); the next game starts a new one."""
+        self.ponder_move = None
         if self.proc is not None:
             self.proc.kill()
             self.proc = None
@@ -326,39 +341,86 @@ def _start_players(players: tuple[Player, Player], ref: Referee) -> Optional[Out
 
 
 def _think(player: Player, ref: Referee, clocks: tuple[Clock, Clock],
-           settings: GameSettings) -> tuple[Optional[Outcome], Optional[MoveRecord]]:
-    """Ask the side to move for its move: (outcome if the game ends, the move played)."""
+           settings: GameSettings) -> tuple[Optional[Outcome], Optional[MoveRecord], Optional[str]]:
+    """Ask the side to move for its move: (outcome if the game ends, the move played,
+    the engine's ponder move).
+
+    An engine pondering on the opponent's last move gets ``ponderhit`` and its clock
+    runs from there; one pondering on another move gets ``stop``, its answer is
+    discarded, and a normal ``go`` follows, as in a GUI.
+    """
     side = ref.turn
     proc = player.proc
     assert proc is not None
     allowed = clocks[side].allowed_ms()
     budget = (allowed + settings.margin_ms) if allowed is not None else settings.move_timeout_ms
+    expected, player.ponder_move = player.ponder_move, None
+    hit = expected is not None and ref.moves[-1:] == [expected]
+    if expected is not None and not hit:
+        miss = _stop_pondering(player, settings)
+        if miss is not None:
+            return ref.forfeit(miss[0], f"{miss[1]} (after a ponder miss)"), None, None
     try:
-        result = proc.go(ref.position_command(), go_command(clocks, side), budget / 1000)
+        if hit:
+            result = proc.ponderhit(budget / 1000)
+        else:
+            result = proc.go(ref.position_command(), go_command(clocks, side), budget / 1000)
     except EngineTimeout:
         result = proc.stop_search(settings.hang_timeout_ms / 1000)
         if result is None:
             player.discard()
-            return ref.forfeit(Reason.TIMEOUT, f"no bestmove {budget:.0f} ms after go"), None
+            what = "ponderhit" if hit else "go"
+            return ref.forfeit(Reason.TIMEOUT, f"no bestmove {budget:.0f} ms after {what}"), None, None
     except EngineCrashed as exc:
         player.discard()
-        return _failure(ref, exc), None
+        return _failure(ref, exc), None, None
     if allowed is not None and result.elapsed_ms > allowed + settings.margin_ms:
         return ref.forfeit(Reason.TIME_LOSS, f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms "
-                                             f"+ {settings.margin_ms} ms margin"), None
+                                             f"+ {settings.margin_ms} ms margin"), None, None
     if allowed is None and result.elapsed_ms > settings.move_timeout_ms:
-        return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None
+        return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None, None
     clocks[side].consume(result.elapsed_ms)
     if result.bestmove == "resign":
-        return ref.resign(), None
+        return ref.resign(), None, None
     if result.bestmove == "win":
-        return ref.declare_win(), None
+        return ref.declare_win(), None, None
     before = ref.ply
     outcome = ref.play(result.bestmove)
     if ref.ply == before:
-        return outcome, None
+        return outcome, None, None
     record = MoveRecord(ref.moves[-1], result.elapsed_ms, result.score, result.pv, result.depth)
-    return outcome, record
+    return outcome, record, result.ponder
+
+
+def _stop_pondering(player: Player, settings: GameSettings) -> Optional[tuple[Reason, str]]:
+    """``stop`` a pondering engine and discard its answer; (reason, detail) if it failed."""
+    proc = player.proc
+    assert proc is not None
+    player.ponder_move = None
+    if proc.stop_search(settings.hang_timeout_ms / 1000) is not None:
+        return None
+    crashed = not proc.alive
+    player.discard()
+    if crashed:
+        return Reason.CRASH, "engine exited while pondering"
+    return Reason.TIMEOUT, f"no bestmove {settings.hang_timeout_ms} ms after stop"
+
+
+def _start_pondering(player: Player, ref: Referee, clocks: tuple[Clock, Clock],
+                     ponder: Optional[str]) -> Optional[Outcome]:
+    """After the engine's move: ``go ponder`` on its expected reply (if legal)."""
+    if not player.spec.ponder or not ponder or not ref.is_legal(ponder):
+        return None
+    side = 1 - ref.turn  # the engine that just moved
+    move = shogi.Move.from_usi(ponder).usi()
+    assert player.proc is not None
+    try:
+        player.proc.go_ponder(ref.position_command([move]), go_command(clocks, side, ponder=True))
+    except EngineCrashed as exc:
+        player.discard()
+        return ref.forfeit(Reason.CRASH, str(exc), loser=side)
+    player.ponder_move = move
+    return None
 
 
 def _tell_result(players: tuple[Player, Player], outcome: Outcome) -> None:
@@ -379,14 +441,20 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
     record = GameRecord(game.index, players[BLACK].spec.name, players[WHITE].spec.name,
                         game.opening.sfen, [MoveRecord(m, book=True) for m in ref.moves],
                         event=settings.event, black_engine=game.black, white_engine=game.white,
-                        opening=game.opening_index)
+                        opening=game.opening_index, pair=game.pair)
     clocks = (Clock(players[BLACK].spec.tc), Clock(players[WHITE].spec.tc))
     try:
         outcome = _start_players(players, ref)
         while outcome is None:
-            outcome, move = _think(players[ref.turn], ref, clocks, settings)
+            mover = players[ref.turn]
+            outcome, move, ponder = _think(mover, ref, clocks, settings)
             if move is not None:
                 record.moves.append(move)
+            if outcome is None:
+                outcome = _start_pondering(mover, ref, clocks, ponder)
+        for player in players:  # the game ended on the opponent's move
+            if player.ponder_move is not None:
+                _stop_pondering(player, settings)
     except Aborted:
         record.ended = dt.datetime.now()
         return record
@@ -401,26 +469,39 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
 
 @dataclass
 class PairResult:
-    """W-L-D of engine ``a`` against engine ``b``."""
+    """Results of engine ``a`` against engine ``b``: W-L-D and the pentanomial of
+    finished game pairs (``pending`` holds ``a``'s score in a pair's first game)."""
 
     a: int
     b: int
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
+    results: Results = field(default_factory=Results)
+    pending: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def wins(self) -> int:
+        return self.results.wins
+
+    @property
+    def losses(self) -> int:
+        return self.results.losses
+
+    @property
+    def draws(self) -> int:
+        return self.results.draws
 
     def add(self, game: GameRecord) -> None:
         assert game.outcome is not None
         a_side = BLACK if game.black_engine == self.a else WHITE
-        if game.outcome.winner is None:
-            self.draws += 1
-        elif game.outcome.winner == a_side:
-            self.wins += 1
+        winner = game.outcome.winner
+        score = 0.5 if winner is None else float(winner == a_side)
+        self.results.add_game(score)
+        if game.pair in self.pending:
+            self.results.add_pair(self.pending.pop(game.pair) + score)
         else:
-            self.losses += 1
+            self.pending[game.pair] = score
 
     def summary(self) -> Summary:
-        return summarize(self.wins, self.losses, self.draws)
+        return summarize_results(self.results)
 
 
 @dataclass
@@ -444,19 +525,17 @@ class MatchResult:
         total = PairResult(0, -1)
         for (a, _), pair in self.pairs.items():
             if a == 0:
-                total.wins += pair.wins
-                total.losses += pair.losses
-                total.draws += pair.draws
+                total.results += pair.results
         return total
 
     def progress_line(self) -> str:
         total = self.first_engine()
         s = total.summary()
         line = (f"games {len(self.games)}/{self.planned}  {self.config.engines[0].name}: "
-                f"W-L-D {s.wins}-{s.losses}-{s.draws}  "
+                f"W-L-D {s.wins}-{s.losses}-{s.draws}  pairs {'-'.join(map(str, s.pentanomial))}  "
                 f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}")
         if self.config.sprt is not None:
-            line += f"  LLR {self.config.sprt.llr(s.wins, s.losses, s.draws):.2f}"
+            line += f"  LLR {self.config.sprt.llr(s.pentanomial):.2f}"
         return line
 
     def report(self) -> str:
@@ -470,9 +549,11 @@ class MatchResult:
             lines.append("Points: " + ", ".join(f"{n} {p:g}" for n, p in self.points().items()))
         sprt = self.config.sprt
         if sprt is not None:
-            t = self.first_engine()
+            t = self.first_engine().results
             lines.append(f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
-                         f"beta={sprt.beta:g}: LLR {sprt.llr(t.wins, t.losses, t.draws):.2f} "
+                         f"beta={sprt.beta:g}: LLR {sprt.llr(t.penta):.2f} (pentanomial, "
+                         f"{t.pairs} pairs; trinomial "
+                         f"{sprt.llr_trinomial(t.wins, t.losses, t.draws):.2f}) "
                          f"[{sprt.lower:.2f}, {sprt.upper:.2f}] -> "
                          f"{self.sprt_result or 'no decision'}")
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
@@ -495,7 +576,7 @@ class MatchResult:
         t = self.first_engine()
         data: dict = {
             "engines": [{"name": e.name, "cmd": e.cmd, "options": e.options,
-                         "time_control": e.tc.describe()} for e in cfg.engines],
+                         "time_control": e.tc.describe(), "ponder": e.ponder} for e in cfg.engines],
             "planned_games": self.planned, "games": len(self.games),
             "interrupted": self.interrupted,
             "pairs": [{"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name,
@@ -505,8 +586,11 @@ class MatchResult:
             "results": [game_json(g) for g in sorted(self.games, key=lambda g: g.index)],
         }
         if cfg.sprt is not None:
+            r = t.results
             data["sprt"] = {"elo0": cfg.sprt.elo0, "elo1": cfg.sprt.elo1, "alpha": cfg.sprt.alpha,
-                            "beta": cfg.sprt.beta, "llr": cfg.sprt.llr(t.wins, t.losses, t.draws),
+                            "beta": cfg.sprt.beta, "model": "pentanomial",
+                            "llr": cfg.sprt.llr(r.penta),
+                            "llr_trinomial": cfg.sprt.llr_trinomial(r.wins, r.losses, r.draws),
                             "lower": cfg.sprt.lower, "upper": cfg.sprt.upper,
                             "result": self.sprt_result}
         return data
@@ -517,6 +601,7 @@ def game_json(game: GameRecord) -> dict:
     return {"index": game.index, "black": game.black, "white": game.white,
             "result": game.outcome.result_str, "reason": game.outcome.reason.value,
             "detail": game.outcome.detail, "plies": len(game.moves), "opening": game.opening,
+            "pair": game.pair,
             "record": record_basename(game)}
 
 
@@ -540,6 +625,36 @@ def save_summary(out_dir: str, result: MatchResult) -> None:
     os.replace(path + ".tmp", path)
 
 
+class Table:
+    """Where one game at a time is played: a process of every engine it has met, started
+    on demand and reused game after game (a thread of :class:`Match`, or a Ray actor)."""
+
+    def __init__(self, config: MatchConfig, logs: list[EngineLog], tag: str,
+                 abort: threading.Event) -> None:
+        self.config = config
+        self.logs = logs
+        self.tag = tag
+        self.abort = abort
+        self.settings = GameSettings(config.max_moves, config.margin_ms, config.hang_timeout_ms,
+                                     config.move_timeout_ms, config.event)
+        self.players: dict[int, Player] = {}
+
+    def player(self, i: int) -> Player:
+        if i not in self.players:
+            self.players[i] = Player(self.config.engines[i], self.logs[i], self.tag, self.abort,
+                                     self.config.ready_timeout_s)
+        return self.players[i]
+
+    def play(self, game: ScheduledGame) -> GameRecord:
+        """Play ``game``; its ``outcome`` is None if the match was aborted meanwhile."""
+        return play_game(game, (self.player(game.black), self.player(game.white)), self.settings)
+
+    def close(self) -> None:
+        for p in self.players.values():
+            p.close()
+        self.players.clear()
+
+
 class Match:
     """A scheduled match; :meth:`run` plays it and returns the :class:`MatchResult`."""
 
@@ -547,8 +662,6 @@ class Match:
         self.config = config
         self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet)
         self.abort = threading.Event()
-        self.settings = GameSettings(config.max_moves, config.margin_ms, config.hang_timeout_ms,
-                                     config.move_timeout_ms, config.event)
         self.logs = [EngineLog(self._log_path(e)) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
         self._finished_workers = 0
@@ -562,24 +675,16 @@ class Match:
 
     def _worker(self, wid: int, todo: "queue.Queue[ScheduledGame]",
                 done: "queue.Queue[Optional[GameRecord]]") -> None:
-        players: dict[int, Player] = {}
-
-        def player(i: int) -> Player:
-            if i not in players:
-                players[i] = Player(self.config.engines[i], self.logs[i], f"w{wid}", self.abort,
-                                    self.config.ready_timeout_s)
-            return players[i]
-
+        table = Table(self.config, self.logs, f"w{wid}", self.abort)
         try:
             while not self.abort.is_set():
                 try:
                     game = todo.get_nowait()
                 except queue.Empty:
                     break
-                done.put(play_game(game, (player(game.black), player(game.white)), self.settings))
+                done.put(table.play(game))
         finally:
-            for p in players.values():
-                p.close()
+            table.close()
             done.put(None)
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
@@ -640,8 +745,7 @@ class Match:
             save_summary(self.config.out_dir, self.result)
         sprt = self.config.sprt
         if sprt is not None and self.result.sprt_result is None:
-            t = self.result.first_engine()
-            decision = sprt.decide(t.wins, t.losses, t.draws)
+            decision = sprt.decide(self.result.first_engine().results.penta)
             if decision is not None:
                 self.result.sprt_result = decision
                 self.abort.set()
@@ -649,7 +753,12 @@ class Match:
 
 def run_match(config: MatchConfig, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None
               ) -> MatchResult:
-    """Convenience wrapper: ``Match(config).run(on_game)``."""
+    """Play ``config``: ``Match(config).run(on_game)``, or on a Ray cluster if
+    ``config.ray_address`` is set (only then is ``ray`` imported)."""
+    if config.ray_address:
+        from .raycluster import run_match_ray
+        return run_match_ray(config, config.ray_address, on_game, config.ray_working_dir,
+                             config.ray_cpus_per_game)
     return Match(config).run(on_game)
 
 

@@ -36,20 +36,38 @@ class Aborted(Exception):
 
 
 class EngineLog:
-    """A thread-safe log file of USI traffic and stderr, shared by instances of an engine."""
+    """A thread-safe log of USI traffic and stderr, shared by instances of an engine.
 
-    def __init__(self, path: Optional[str]) -> None:
+    It goes to a file (``path``), to memory (``memory=True``: a Ray worker keeps the
+    lines and hands them to the driver with :meth:`drain`), or nowhere.
+    """
+
+    def __init__(self, path: Optional[str], memory: bool = False) -> None:
         self._lock = threading.Lock()
         self._file: Optional[IO[str]] = open(path, "a", encoding="utf-8") if path else None
+        self._memory: Optional[list[str]] = [] if memory else None
         self._t0 = time.monotonic()
 
     def write(self, tag: str, direction: str, line: str) -> None:
         """Log ``line``; ``direction`` is ``>`` (to engine), ``<`` (from), ``!`` (stderr)."""
-        if self._file is None:
+        if self._file is None and self._memory is None:
             return
+        self.write_lines([f"{time.monotonic() - self._t0:10.3f} {tag} {direction} {line}"])
+
+    def write_lines(self, lines: Sequence[str]) -> None:
+        """Append already formatted lines (those :meth:`drain` returned elsewhere)."""
         with self._lock:
-            self._file.write(f"{time.monotonic() - self._t0:10.3f} {tag} {direction} {line}\n")
-            self._file.flush()
+            if self._memory is not None:
+                self._memory.extend(lines)
+            if self._file is not None:
+                self._file.writelines(line + "\n" for line in lines)
+                self._file.flush()
+
+    def drain(self) -> list[str]:
+        """The lines kept in memory since the last call."""
+        with self._lock:
+            lines, self._memory = (self._memory or []), ([] if self._memory is not None else None)
+        return lines
 
     def close(self) -> None:
         with self._lock:
@@ -286,6 +304,26 @@ class UsiProcess:
                 if len(tokens) > 3 and tokens[2] == "ponder":
                     result.ponder = tokens[3]
                 return result
+
+    def go_ponder(self, position: str, go: str) -> None:
+        """Start pondering: ``position`` (ending with the expected reply) and ``go ponder``.
+
+        No answer is awaited: the engine keeps thinking until :meth:`ponderhit` or
+        :meth:`stop_search`.
+        """
+        self.send(position)
+        self.go_started = time.monotonic()
+        self.send(go)
+
+    def ponderhit(self, timeout: float) -> SearchResult:
+        """Send ``ponderhit`` and wait ``timeout`` s for ``bestmove``.
+
+        The engine's clock runs from the ``ponderhit``, as in a GUI: the elapsed time of
+        the result counts from there.
+        """
+        self.go_started = start = time.monotonic()
+        self.send("ponderhit")
+        return self._await_bestmove(start, start + timeout)
 
     def stop_search(self, grace: float) -> Optional[SearchResult]:
         """Send ``stop`` and wait ``grace`` s for the pending bestmove (None if none).
