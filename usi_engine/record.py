@@ -123,11 +123,11 @@ def detect_format(text: str) -> str:
         s = raw.strip()
         if not s or s[0] in "*#'&":
             continue
-        if re.match(r"^\d+\s+\S", s):
+        if re.match(r"^[0-9]+\s+\S", s):
             return "kif"
         if s[0] in "▲△☗☖":
             return "ki2"
-        if re.match(r"^(V2|PI|P[1-9+-]|N[+-]|[+-]\d{4}[A-Z]{2})", s):
+        if re.match(r"^(V2|PI|P[1-9+-]|N[+-]|[+-][0-9]{4}[A-Z]{2})", s):
             return "csa"
         if s.split()[0] in ("position", "startpos", "sfen") or re.match(r"^([1-9][a-i][1-9][a-i]\+?|[PLNSBRG]\*[1-9][a-i])\b", s):
             return "usi"
@@ -168,7 +168,7 @@ def _header_position(rec: Record, header: list[str], line: int) -> Position | No
     return _start(rec, summary["sfen"], line)
 
 
-_KIF_MOVE = re.compile(r"^\s*(\d+)\s+(\S+)")
+_KIF_MOVE = re.compile(r"^\s*([0-9]+)\s+(\S+)")      # ASCII digits: a board diagram has ９ ８ ...
 
 
 def _read_kif(lines: list[str], rec: Record) -> None:
