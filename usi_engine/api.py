@@ -181,6 +181,12 @@ class Engine:
                                      draw_value=int(opts["DrawValue"]), switches=opts.switches())
 
     @property
+    def name(self) -> str:
+        """As the USI ``id name`` says it."""
+        from . import ENGINE_NAME, __version__
+        return f"{ENGINE_NAME} {__version__}"
+
+    @property
     def options(self) -> dict[str, object]:
         """Current option values by name."""
         return {opt.name: opt.value for opt in self._options.all()}

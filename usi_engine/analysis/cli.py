@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def engine_factory(args: argparse.Namespace):
-    """(make_engine, display name) for --engine or this engine."""
+    """A function that starts the engine: --engine, or this engine in process."""
     options: dict[str, str] = {}
     for item in args.option:
         name, sep, value = item.partition("=")
@@ -50,10 +50,10 @@ def engine_factory(args: argparse.Namespace):
         options[name.strip()] = value.strip()
     if args.engine:
         from ..usi import Client
-        return (lambda: Client.popen(args.engine, options)), Path(args.engine.split()[0]).name
+        return lambda: Client.popen(args.engine, options)
     from ..api import Engine
     options.setdefault("USI_Hash", "16")
-    return (lambda: Engine(options)), "usi_engine"
+    return lambda: Engine(options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,9 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     if any("start position" in e.message or "header" in e.message for e in record.errors):
         return 2
     limit = Limit(time=args.time, depth=args.depth, nodes=args.nodes)
-    make_engine, name = engine_factory(args)
-    analysis = analyse_game(record, limit, make_engine, jobs=min(args.jobs, len(record.moves) + 1),
-                            progress=not args.quiet, engine_name=name)
+    analysis = analyse_game(record, limit, engine_factory(args), jobs=min(args.jobs, len(record.moves) + 1),
+                            progress=not args.quiet)
     prefix = Path(args.out) if args.out else path.with_suffix("")
     prefix.parent.mkdir(parents=True, exist_ok=True)
     out = {ext: Path(f"{prefix}.analysis.{ext}") for ext in ("png", "kif", "csa", "json")}

@@ -205,7 +205,16 @@ def _progress_bar(total: int, enabled: bool):
 
 
 def analyse_game(record: Record, limit: Limit, make_engine: Callable[[], Analyser], *,
-                 jobs: int = 1, progress: bool = False, engine_name: str = "usi_engine") -> GameAnalysis:
-    """Evaluate every position of ``record`` and judge every move."""
-    evals = evaluate_positions(record.positions(), limit, make_engine, jobs, progress)
-    return GameAnalysis(record, engine_name, limit, evals, judge(record, evals))
+                 jobs: int = 1, progress: bool = False, engine_name: str | None = None) -> GameAnalysis:
+    """Evaluate every position of ``record`` and judge every move.  The engine's name in
+    the outputs is ``engine_name``, or what the engine calls itself (its ``name``)."""
+    names: list[str] = []
+
+    def make_and_name() -> Analyser:
+        engine = make_engine()
+        names.append(getattr(engine, "name", None) or "")
+        return engine
+
+    evals = evaluate_positions(record.positions(), limit, make_and_name, jobs, progress)
+    name = engine_name or next((n for n in names if n), "engine")
+    return GameAnalysis(record, name, limit, evals, judge(record, evals))
