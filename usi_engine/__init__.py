@@ -8,7 +8,8 @@ answered at once.  The public names below load their module on first use:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False                    # typing.TYPE_CHECKING without importing typing
 
 __version__ = "0.1.0"
 ENGINE_NAME = "usi_engine"
