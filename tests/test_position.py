@@ -271,3 +271,73 @@ def test_declaration_near_misses(what, sfen):
 def test_declaration_unknown_rule():
     with pytest.raises(ValueError, match="unknown entering-king rule"):
         Position(DECLARE_TRUE).can_declare("CSA99")
+
+
+# --- the python-chess-like API: Move, Piece, piece_at, push/pop, records ------------------
+
+def test_moves_are_move_values():
+    from usi_engine.move import Move
+    pos = Position()
+    moves = pos.legal_moves()
+    assert all(isinstance(m, Move) for m in moves) and "7g7f" in moves
+    pos.push(Move("7g7f"))
+    assert pos.peek() == "7g7f" and isinstance(pos.peek(), Move)
+    assert pos.move_stack() == [Move("7g7f")] and pos.is_legal("3c3d") and not pos.is_legal("7f7e")
+    assert repr(pos.pop()) == "Move('7g7f')" and pos.peek() is None
+    with pytest.raises(TypeError, match="USI text or a Move"):
+        pos.push(7)
+
+
+def test_piece_at_and_hand(played):
+    from usi_engine.piece import Piece
+    assert played.piece_at("4e") == Piece.from_symbol("B")       # the dropped bishop
+    assert played.piece_at(10) == Piece(4, 1)                    # 2b: the white silver that took
+    assert played.piece_at("2b").symbol() == "s" and played.piece_at("5e") is None
+    assert Piece.from_symbol("+r").japanese() == "龍" and Piece.from_symbol("+P").promoted
+    assert played.hand(0) == {} and played.hand(1) == {"B": 1}
+    for bad, why in ((81, "out of range"), ("0a", "bad square")):
+        with pytest.raises(ValueError, match=why):
+            played.piece_at(bad)
+    with pytest.raises(ValueError, match="cannot be promoted"):
+        Piece.from_symbol("+G")
+
+
+def test_checkmate_sennichite_and_game_over():
+    mated = Position("4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1")
+    assert mated.is_checkmate() and mated.is_game_over() and not mated.is_sennichite()
+    pos = Position()
+    for m in ["5i5h", "5a5b", "5h5i", "5b5a"] * 3:
+        assert not pos.is_sennichite()
+        pos.push(m)
+    assert pos.is_sennichite() and pos.is_game_over() and pos.repetition() == "draw"
+
+
+def test_kif_and_csa_round_trip(played):
+    import cshogi
+    import cshogi.KIF
+    import shogi.CSA
+    import shogi.KIF
+    kif, csa = played.kif(), played.csa()
+    usi = played.move_stack()
+    assert shogi.KIF.Parser.parse_str(kif)[0]["moves"] == usi
+    assert [cshogi.move_to_usi(m) for m in cshogi.KIF.Parser.parse_str(kif).moves] == usi
+    assert shogi.CSA.Parser.parse_str(csa)[0]["moves"] == usi
+    for back in (Position.from_kif(kif), Position.from_csa(csa), Position.from_record(kif)):
+        assert back.sfen() == played.sfen() and back.move_stack() == usi
+    # from a set-up position the KIF carries a board diagram and the CSA its P lines
+    sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"
+    pos = Position(sfen)
+    pos.push("G*5b")
+    for text in (pos.kif(), pos.csa()):
+        back = Position.from_record(text)
+        assert back.sfen() == pos.sfen() and back.is_checkmate()
+
+
+def test_from_record_names_the_bad_line(tmp_path):
+    kif = Position.from_usi("startpos moves 7g7f 3c3d 2g2f").kif().replace("２六歩(27)", "２五歩(27)")
+    with pytest.raises(ValueError, match=r"line 5: illegal move 2g2e at move 3"):
+        Position.from_kif(kif)
+    path = tmp_path / "game.kif"
+    path.write_bytes(kif.replace("２五歩", "２六歩").encode("cp932"))      # Shift-JIS, as GUIs write
+    assert Position.from_record(path).move_stack() == ["7g7f", "3c3d", "2g2f"]
+    assert Position.from_record(str(path)).move_stack() == ["7g7f", "3c3d", "2g2f"]

@@ -86,6 +86,10 @@ def warmup() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["analyse"]:          # `usi-engine analyse RECORD ...`: docs/analysis.md
+        from .analysis.cli import main as analyse
+        return analyse(argv[1:])
     parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine")
     parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
     parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")

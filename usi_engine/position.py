@@ -6,8 +6,15 @@ numba side (which trusts its input) sees it.
 >>> pos.push("7g7f")
 >>> pos.sfen()
 'lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2'
+>>> pos.piece_at("7f"), pos.turn, len(pos.legal_moves())
+(Piece(piece_type=1, color=0), 1, 30)
+>>> pos.pop()
+Move('7g7f')
 """
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +23,11 @@ from .core.movegen import generate, GEN_ALL, is_legal
 from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
                          DROP_BASE, MAX_MOVES, MAX_HISTORY, MAX_PLY, PIECE_LETTERS, HAND_ORDER,
                          PROMOTED, WHITE_BIT, base_type, square_name, parse_square)
+from .move import Move, trusted_move
+from .piece import Piece
+
+if TYPE_CHECKING:
+    from .record import Record
 
 START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
 _FULL_SET = {PAWN: 18, LANCE: 4, KNIGHT: 4, 4: 4, BISHOP: 2, ROOK: 2, GOLD: 4}
@@ -114,6 +126,15 @@ def _validate(board: np.ndarray, hands: np.ndarray) -> None:
     for t, n in totals.items():
         if n > _FULL_SET[t]:
             raise ValueError(f"{n} pieces of type {PIECE_LETTERS[t]}, the set has {_FULL_SET[t]}")
+
+
+def _is_file(text: str) -> bool:
+    if "\n" in text or len(text) > 4096:
+        return False
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 class Position:
@@ -217,8 +238,10 @@ class Position:
         side = "b" if self.side_to_move() == BLACK else "w"
         return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply() + 1}"
 
-    def parse_move(self, usi: str) -> int:
+    def parse_move(self, usi: Move | str) -> int:
         """Encoded legal move for USI text; ValueError if unparseable or illegal."""
+        if not isinstance(usi, str):
+            raise TypeError(f"a move is USI text or a Move, got {type(usi).__name__}")
         text = usi.strip()
         a = self.arrays
         us = self.side_to_move()
@@ -242,28 +265,66 @@ class Position:
         return m
 
     # --- moves --------------------------------------------------------------------------
-    def push(self, usi_move: str) -> None:
-        """Play a move given as USI text."""
-        m = self.parse_move(usi_move)
+    def push(self, move: Move | str) -> None:
+        """Play a move given as a Move or USI text; ValueError if illegal."""
+        m = self.parse_move(move)
         if self.arrays.st[cb.ST_PLY] >= MAX_HISTORY - MAX_PLY - 2:
             raise ValueError("game too long for the history buffer")
         cb.do_move(self.arrays, np.int32(m))
 
-    def pop(self) -> str:
-        """Take back the last move and return it as USI text."""
+    def push_usi(self, usi_move: str) -> None:
+        """python-shogi's name for push."""
+        self.push(usi_move)
+
+    def pop(self) -> Move:
+        """Take back the last move and return it."""
         if self.arrays.st[cb.ST_PLY] == 0:
             raise ValueError("no move to take back")
         m = int(self.arrays.moves[self.arrays.st[cb.ST_PLY] - 1])
         cb.undo_move(self.arrays)
-        return move_to_usi(m)
+        return trusted_move(move_to_usi(m))
 
-    def legal_moves(self) -> list[str]:
-        """All legal moves as USI text, including the unusual non-promotions."""
+    def peek(self) -> Move | None:
+        """The last move played, None at the root."""
+        n = self.ply()
+        return trusted_move(move_to_usi(int(self.arrays.moves[n - 1]))) if n else None
+
+    def legal_moves(self) -> list[Move]:
+        """All legal moves, including the unusual non-promotions."""
         n = generate(self.arrays, self._buf, GEN_ALL, True)
-        return [move_to_usi(int(m)) for m in self._buf[:n]]
+        return [trusted_move(move_to_usi(int(m))) for m in self._buf[:n]]
 
-    def move_stack(self) -> list[str]:
-        return [move_to_usi(int(m)) for m in self.arrays.moves[:self.arrays.st[cb.ST_PLY]]]
+    def is_legal(self, move: Move | str) -> bool:
+        try:
+            self.parse_move(move)
+        except ValueError:
+            return False
+        return True
+
+    def move_stack(self) -> list[Move]:
+        """Moves played since the root SFEN, oldest first."""
+        return [trusted_move(move_to_usi(int(m))) for m in self.arrays.moves[:self.arrays.st[cb.ST_PLY]]]
+
+    # --- board -------------------------------------------------------------------------
+    def piece_at(self, square: int | str) -> Piece | None:
+        """The piece on a square (index ``(file-1)*9 + rank-1`` or a name such as '7g')."""
+        sq = parse_square(square) if isinstance(square, str) else int(square)
+        if not 0 <= sq < 81:
+            raise ValueError(f"square index {square} out of range 0..80")
+        p = int(self.arrays.board[sq])
+        return Piece(p & 15, p >> 4) if p else None
+
+    def hand(self, color: int) -> dict[str, int]:
+        """Pieces in hand of a side (0 black, 1 white) by letter, e.g. {'P': 2, 'B': 1}."""
+        if color not in (BLACK, WHITE):
+            raise ValueError(f"bad color {color} (0 black, 1 white)")
+        return {PIECE_LETTERS[t]: int(self.arrays.hands[color, t]) for t in HAND_ORDER
+                if self.arrays.hands[color, t]}
+
+    @property
+    def turn(self) -> int:
+        """Side to move: 0 black (sente), 1 white (gote)."""
+        return self.side_to_move()
 
     # --- state -------------------------------------------------------------------------
     def side_to_move(self) -> int:
@@ -288,6 +349,15 @@ class Position:
 
     def is_game_over_by_no_moves(self) -> bool:
         return generate(self.arrays, self._buf, GEN_ALL, False) == 0
+
+    def is_sennichite(self) -> bool:
+        """Has the current position occurred for the fourth time (a draw, or a loss for the
+        side that checked on every move of the cycle: see ``repetition``)?"""
+        return self.repetition() != "none"
+
+    def is_game_over(self) -> bool:
+        """No legal move (checkmate; there is no stalemate in shogi), or sennichite."""
+        return self.is_game_over_by_no_moves() or self.is_sennichite()
 
     def repetition(self) -> str:
         """Game-rule sennichite status: 'none', 'draw', 'win' (the opponent checked on every
@@ -343,6 +413,45 @@ class Position:
             arrays = cb.new_position(network_arrays(network, fv_scale))
             cb.copy_into(arrays, self.arrays)
         return int(evaluate(arrays))
+
+    # --- records (python-shogi and cshogi do the notation) -------------------------------
+    @classmethod
+    def from_record(cls, source: str | Path, fmt: str | None = None) -> "Position":
+        """The final position of a game record: a file path, or KIF/KI2/CSA/USI text.
+        ValueError naming the line if any line of it cannot be read."""
+        from .record import read_record, parse_record
+        is_path = isinstance(source, Path) or _is_file(source)
+        rec = read_record(source, fmt) if is_path else parse_record(source, fmt)
+        if rec.errors:
+            raise ValueError(str(rec.errors[0]))
+        return rec.position()
+
+    @classmethod
+    def from_kif(cls, text: str) -> "Position":
+        return cls.from_record(text, "kif")
+
+    @classmethod
+    def from_csa(cls, text: str) -> "Position":
+        return cls.from_record(text, "csa")
+
+    def record(self) -> "Record":
+        """This game (root SFEN and moves) as a ``usi_engine.record.Record``."""
+        from .record import Record
+        root = self.copy()
+        while root.ply():
+            root.pop()
+        return Record(start_sfen=root.sfen(), moves=self.move_stack(), move_lines=[],
+                      format="usi")
+
+    def kif(self) -> str:
+        """The game so far as KIF text."""
+        from .record import kif_text
+        return kif_text(self.record())
+
+    def csa(self) -> str:
+        """The game so far as CSA text."""
+        from .record import csa_text
+        return csa_text(self.record())
 
     def __repr__(self) -> str:
         return f"Position({self.sfen()!r})"
