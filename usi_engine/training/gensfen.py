@@ -23,6 +23,7 @@ import numpy as np
 
 from ..position import START_SFEN
 from . import psv
+from .progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
@@ -152,8 +153,9 @@ def prepare_folder(cfg: GenConfig) -> None:
             old = json.load(fh)
         diff = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
         if diff:
-            raise ValueError(f"{cfg.out} holds a run with other settings ({', '.join(diff)} "
-                             f"differ); resume with the same settings or use another folder")
+            shown = "; ".join(f"{k}: {old.get(k)!r} there, {ident.get(k)!r} now" for k in diff)
+            raise ValueError(f"{cfg.out} holds a run with other settings ({shown}); "
+                             f"resume with the same settings or use another folder")
         return
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(ident, fh, indent=1, sort_keys=True)
@@ -166,7 +168,7 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     todo = [i for i in range(cfg.shard_count()) if not shard_done(cfg, i)]
     deadline = time.time() + cfg.max_seconds if cfg.max_seconds else None
     t0 = time.monotonic()
-    bar = _progress_bar(len(todo) * cfg.shard_size, show_progress)
+    bar = progress_bar(len(todo) * cfg.shard_size, show_progress, smoothing=0.05)
     made = 0
     if todo and cfg.workers <= 1:
         labeler = make_labeler(cfg)
@@ -213,21 +215,6 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
             except queue_mod.Empty:
                 break
     return made
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(total: int, show: bool):
-    if not show:
-        return _NoBar()
-    from tqdm import tqdm
-    return tqdm(total=total, unit="pos", unit_scale=True, smoothing=0.05, dynamic_ncols=True)
 
 
 def summarize(cfg: GenConfig) -> dict:
