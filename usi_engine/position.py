@@ -333,5 +333,16 @@ class Position:
             raise ValueError(f"unknown entering-king rule {rule!r} (none, CSA24, CSA27)")
         return king_in and pieces >= 10 and points >= need
 
+    def evaluate(self, network=None, fv_scale: int = 16) -> int:
+        """Static evaluation for the side to move: the hand-made one, or with `network`
+        (a usi_engine.nnue.Network) its output / fv_scale, as YaneuraOu's `e` prints it."""
+        from .core.evaluate import evaluate
+        from .core.network import network_arrays
+        arrays = self.arrays
+        if network is not None:
+            arrays = cb.new_position(network_arrays(network, fv_scale))
+            cb.copy_into(arrays, self.arrays)
+        return int(evaluate(arrays))
+
     def __repr__(self) -> str:
         return f"Position({self.sfen()!r})"

@@ -13,6 +13,7 @@ from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY
                     base_type)
 from .attacks import is_attacked
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
+from .network import NetArrays, no_network, accumulator_stack, scratch
 
 # st[] fields
 ST_SIDE = 0        # side to move
@@ -34,6 +35,10 @@ PosArrays = namedtuple("PosArrays", [
     "moves",      # int32[MAX_HISTORY]: the move played from each ply
     "captures",   # int8[MAX_HISTORY]: the piece captured by that move
     "evals",      # int64[MAX_HISTORY]: static eval cache per ply (search use)
+    "net",        # NetArrays: the network evaluate() uses (network.py), shared by threads
+    "acc",        # int16[MAX_HISTORY, 2, H]: NNUE accumulator per ply and perspective
+    "acc_ok",     # int8[MAX_HISTORY, 2]: 1 where acc holds that ply's position (core/nnue.py)
+    "nn_buf",     # int16[...]: scratch of the network's forward pass
 ])
 
 _rng = np.random.default_rng(20261122)
@@ -43,13 +48,18 @@ ZOBRIST_SIDE = np.uint64(1)      # low bit is the side to move: keys of the two 
 HAND_SHIFT = np.array([0, 0, 5, 8, 11, 14, 16, 18], dtype=np.int64)  # bit offsets in a packed hand
 
 
-def new_position() -> PosArrays:
-    """Empty arrays for one position (one per search thread)."""
+def new_position(net: NetArrays | None = None) -> PosArrays:
+    """Empty arrays for one position (one per search thread), evaluated by `net`
+    (core/network.py; None: the hand-made evaluation)."""
+    if net is None:
+        net = no_network()
     return PosArrays(np.zeros(NSQ, np.int8), np.zeros((2, HAND_NB), np.int8),
                      np.zeros(ST_NB, np.int64), np.zeros(MAX_HISTORY, np.uint64),
                      np.zeros(MAX_HISTORY, np.uint64), np.zeros((MAX_HISTORY, 2), np.int64),
                      np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int32),
-                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64))
+                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64),
+                     net, accumulator_stack(net), np.zeros((MAX_HISTORY, 2), np.int8),
+                     scratch(net))
 
 
 @jit()
@@ -59,6 +69,13 @@ def pack_hand(hands, color):
     for pt in range(1, 8):
         v |= np.int64(hands[color, pt]) << HAND_SHIFT[pt]
     return v
+
+
+@jit(inline="always")
+def hand_count(pack, pt):
+    """How many pieces of base type `pt` a packed hand holds."""
+    width = 5 if pt == 1 else (2 if pt >= 5 and pt <= 6 else 3)
+    return (pack >> HAND_SHIFT[pt]) & ((1 << width) - 1)
 
 
 @jit()
@@ -106,6 +123,8 @@ def refresh(pos):
     pos.hand_packs[0, 0] = pack_hand(hands, 0)
     pos.hand_packs[0, 1] = pack_hand(hands, 1)
     pos.checks[0] = in_check_now(pos)
+    pos.acc_ok[0, 0] = 0
+    pos.acc_ok[0, 1] = 0
 
 
 @jit()
@@ -166,6 +185,8 @@ def do_move(pos, m):
     pos.hand_packs[ply, 0] = pack_hand(hands, 0)
     pos.hand_packs[ply, 1] = pack_hand(hands, 1)
     pos.checks[ply] = in_check_now(pos)
+    pos.acc_ok[ply, 0] = 0      # the accumulators follow lazily (core/nnue.py)
+    pos.acc_ok[ply, 1] = 0
 
 
 @jit()
@@ -216,6 +237,8 @@ def do_null_move(pos):
     pos.hand_packs[ply + 1, 0] = pos.hand_packs[ply, 0]
     pos.hand_packs[ply + 1, 1] = pos.hand_packs[ply, 1]
     pos.checks[ply + 1] = 0
+    pos.acc_ok[ply + 1, 0] = 0
+    pos.acc_ok[ply + 1, 1] = 0
 
 
 @jit()
@@ -238,6 +261,7 @@ def copy_into(dst, src):
     dst.checks[:n] = src.checks[:n]
     dst.moves[:n] = src.moves[:n]
     dst.captures[:n] = src.captures[:n]
+    dst.acc_ok[:n] = 0          # dst's accumulators belong to whatever it held before
 
 
 # Repetition outcomes, from the side to move's point of view

@@ -1,11 +1,14 @@
-"""Static evaluation: material and piece-square terms (both kept incrementally by do_move),
-and king safety: defenders and attackers within two squares of each king, open squares
-next to it, and the enemy's pieces in hand.  Weights: weights.py."""
+"""Static evaluation: the loaded NNUE network (core/nnue.py) when the position carries one,
+else the hand-made evaluation: material and piece-square terms (both kept incrementally by
+do_move), and king safety: defenders and attackers within two squares of each king, open
+squares next to it, and the enemy's pieces in hand.  Weights: weights.py."""
 import numpy as np
 
 from .types import jit, NSQ, BLACK, KING
 from .attacks import RAY, RAY_LEN
 from .board import ST_SIDE, ST_KING, ST_MATERIAL, ST_PSQ
+from .network import INFO_MODE, MODE_HANDMADE
+from .nnue import nnue_evaluate
 from .weights import (KING_DEFENDER, KING_ATTACKER, HAND_ATTACK, KING_OPEN_SQUARE, TEMPO,
                       KING_WEAK_DEFENCE)
 
@@ -60,7 +63,18 @@ def king_safety(pos, color):
 
 @jit()
 def evaluate(pos):
-    """Score of the position for the side to move (centipawn-like)."""
+    """Score of the position for the side to move (centipawn-like).  A network needs both
+    kings on the board (its features are defined from them); without, the hand-made
+    evaluation answers."""
+    st = pos.st
+    if pos.net.info[INFO_MODE] != MODE_HANDMADE and st[ST_KING] >= 0 and st[ST_KING + 1] >= 0:
+        return nnue_evaluate(pos)
+    return handmade_evaluate(pos)
+
+
+@jit()
+def handmade_evaluate(pos):
+    """The hand-made evaluation, for the side to move."""
     st = pos.st
     score = st[ST_MATERIAL] + st[ST_PSQ] + king_safety(pos, 0) - king_safety(pos, 1)
     if st[ST_SIDE] == BLACK:

@@ -1,0 +1,194 @@
+"""NNUE inference in numba: accumulators kept lazily per ply, and the integer forward pass.
+
+do_move only marks the new ply's accumulators stale (PosArrays.acc_ok).  When evaluate()
+needs ply p, each perspective walks back to the nearest ply whose accumulator is valid and
+replays the moves from there (a move changes at most two features: the moved piece, and the
+captured piece going to the hand; a drop takes the last piece of its kind out of the hand).
+The moves and the hands before each move are already in the position's histories (moves[],
+captures[], hand_packs[]), so nothing else is recorded.  A HalfKP perspective whose own king
+moved is rebuilt from scratch (every feature index contains that king's square).
+
+Arithmetic is YaneuraOu's: int16 accumulators (wrapping), ClippedReLU to 0..127, int32 dot
+products, ``>> 6`` between layers.  The dot products are int16 x int16 loops that LLVM turns
+into vpmaddwd.
+"""
+import numpy as np
+
+from .types import jit, NSQ, KING, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
+    moved_piece_after, move_from, move_to
+from .board import ST_SIDE, ST_PLY, ST_KING, hand_count
+from .network import INFO_MODE, INFO_FV_SCALE, MODE_HALFKP
+from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
+
+MAX_REPLAY = 12        # plies replayed before a full refresh is cheaper
+EVAL_LIMIT = 30000     # |evaluation| stays clear of the search's mate scores
+WEIGHT_SCALE_BITS = 6
+
+
+@jit()
+def feature_offset(pos, persp):
+    """HalfKP: own king square (seen from `persp`) * fe_end; K+P: 0."""
+    if pos.net.info[INFO_MODE] != MODE_HALFKP:
+        return 0
+    ksq = pos.st[ST_KING + persp]
+    return (BOARD_BONA[persp, KING | (persp << 4), ksq] - F_KING) * FE_END
+
+
+@jit()
+def refresh_accumulator(pos, ply, persp):
+    """acc[ply, persp] from the board and hands alone."""
+    net = pos.net
+    w = net.ft_weight
+    acc = pos.acc[ply, persp]
+    h = acc.shape[0]
+    for j in range(h):
+        acc[j] = net.ft_bias[j]
+    halfkp = net.info[INFO_MODE] == MODE_HALFKP
+    offset = feature_offset(pos, persp)
+    board = pos.board
+    for sq in range(NSQ):
+        p = board[sq]
+        if p == 0 or (halfkp and (p & 15) == KING):
+            continue
+        f = offset + BOARD_BONA[persp, p, sq]
+        for j in range(h):
+            acc[j] += w[f, j]
+    for c in range(2):
+        for pt in range(1, 8):
+            base = offset + HAND_BONA[persp, c, pt]
+            for k in range(pos.hands[c, pt]):
+                for j in range(h):
+                    acc[j] += w[base + k, j]
+    pos.acc_ok[ply, persp] = 1
+
+
+@jit()
+def _replay(pos, s, persp, offset, halfkp):
+    """acc[s + 1, persp] from acc[s, persp] and the move played at ply s.  Only the other
+    side's king moves here under HalfKP (kings are no HalfKP features, but what they capture
+    is)."""
+    src = pos.acc[s, persp]
+    dst = pos.acc[s + 1, persp]
+    w = pos.net.ft_weight
+    h = src.shape[0]
+    m = pos.moves[s]
+    if m == MOVE_NULL:
+        for j in range(h):
+            dst[j] = src[j]
+        return
+    piece = moved_piece(m)
+    us = piece >> 4
+    to = move_to(m)
+    frm = move_from(m)
+    rem0 = -1                       # the moved piece leaves its square or the hand ...
+    add0 = -1                       # ... and arrives on `to`
+    if not (halfkp and (piece & 15) == KING):
+        add0 = offset + BOARD_BONA[persp, moved_piece_after(m), to]
+        if frm >= DROP_BASE:
+            pt = frm - DROP_BASE
+            rem0 = offset + HAND_BONA[persp, us, pt] + hand_count(pos.hand_packs[s, us], pt) - 1
+        else:
+            rem0 = offset + BOARD_BONA[persp, piece, frm]
+    captured = pos.captures[s]
+    if captured == 0:
+        if rem0 < 0:
+            for j in range(h):
+                dst[j] = src[j]
+        else:
+            for j in range(h):
+                dst[j] = src[j] - w[rem0, j] + w[add0, j]
+        return
+    bt = base_type(captured & 15)
+    rem1 = offset + BOARD_BONA[persp, captured, to]           # the captured piece goes
+    add1 = offset + HAND_BONA[persp, us, bt] + hand_count(pos.hand_packs[s, us], bt)  # to the hand
+    if rem0 < 0:
+        for j in range(h):
+            dst[j] = src[j] - w[rem1, j] + w[add1, j]
+    else:
+        for j in range(h):
+            dst[j] = src[j] - w[rem0, j] + w[add0, j] - w[rem1, j] + w[add1, j]
+
+
+@jit()
+def update_accumulator(pos, persp):
+    """Make acc[current ply, persp] valid: replay from the nearest valid ply, or refresh."""
+    ply = pos.st[ST_PLY]
+    if pos.acc_ok[ply, persp]:
+        return
+    halfkp = pos.net.info[INFO_MODE] == MODE_HALFKP
+    s = ply
+    while s > 0 and pos.acc_ok[s, persp] == 0 and ply - s < MAX_REPLAY:
+        piece = moved_piece(pos.moves[s - 1])
+        if halfkp and piece == (KING | (persp << 4)) and pos.moves[s - 1] != MOVE_NULL:
+            break
+        s -= 1
+    if pos.acc_ok[s, persp] == 0:
+        refresh_accumulator(pos, ply, persp)
+        return
+    offset = feature_offset(pos, persp)
+    while s < ply:
+        _replay(pos, s, persp, offset, halfkp)
+        s += 1
+        pos.acc_ok[s, persp] = 1
+
+
+@jit()
+def _affine_relu(w, b, x, x_off, y, y_off):
+    """y[y_off + i] = clamp((b[i] + w[i] . x[x_off:]) >> 6, 0, 127)."""
+    n = w.shape[1]
+    for i in range(w.shape[0]):
+        s = 0
+        for j in range(n):
+            s += w[i, j] * x[x_off + j]
+        v = (b[i] + s) >> WEIGHT_SCALE_BITS
+        y[y_off + i] = 0 if v < 0 else (127 if v > 127 else v)
+
+
+@jit()
+def raw_output(pos):
+    """The network's int32 output for the current position, side to move's view."""
+    update_accumulator(pos, 0)
+    update_accumulator(pos, 1)
+    net = pos.net
+    ply = pos.st[ST_PLY]
+    us = pos.st[ST_SIDE]
+    buf = pos.nn_buf
+    h = pos.acc.shape[2]
+    mine = pos.acc[ply, us]
+    theirs = pos.acc[ply, 1 - us]
+    for j in range(h):          # ClippedReLU of the transformed features, side to move first
+        a = mine[j]
+        buf[j] = 0 if a < 0 else (127 if a > 127 else a)
+        t = theirs[j]
+        buf[h + j] = 0 if t < 0 else (127 if t > 127 else t)
+    x2 = 2 * h
+    x3 = x2 + net.w2.shape[1]
+    _affine_relu(net.w1, net.b1, buf, 0, buf, x2)
+    _affine_relu(net.w2, net.b2, buf, x2, buf, x3)
+    s = 0
+    for j in range(net.w3.shape[1]):
+        s += net.w3[0, j] * buf[x3 + j]
+    return np.int32(net.b3[0] + s)
+
+
+@jit()
+def nnue_evaluate(pos):
+    """raw_output / FV_SCALE rounded toward zero (YaneuraOu's value), within EVAL_LIMIT."""
+    raw = np.int64(raw_output(pos))
+    fv = pos.net.info[INFO_FV_SCALE]
+    v = raw // fv if raw >= 0 else -((-raw) // fv)
+    return max(-EVAL_LIMIT, min(EVAL_LIMIT, v))
+
+
+@jit()
+def accumulators_equal_refresh(pos, scratch_pos):
+    """Test helper: 1 if both current accumulators equal a refresh (made in scratch_pos,
+    a copy of pos with the same network)."""
+    ply = pos.st[ST_PLY]
+    for persp in range(2):
+        update_accumulator(pos, persp)
+        refresh_accumulator(scratch_pos, ply, persp)
+        for j in range(pos.acc.shape[2]):
+            if pos.acc[ply, persp, j] != scratch_pos.acc[ply, persp, j]:
+                return 0
+    return 1
