@@ -165,6 +165,9 @@ def test_exported_network_agrees_with_the_model(trained):
         f_quant = model(us, them).numpy()
     ints = np.array([reference.evaluate(net, val.boards[i], val.hands[i], int(val.side[i]))
                      for i in range(len(val))])
+    records = psv.read_records(summary["val_files"][0])
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.array_equal(engine, ints)            # the engine's numba evaluation
     assert np.std(ints) > 20                       # the network says something
     assert np.abs(f_quant - ints).max() <= 12      # rounding of activations only
     assert np.abs(f_trained - ints).mean() <= 6
@@ -187,6 +190,15 @@ def test_halfkp_one_epoch_end_to_end(tmp_path):
     assert net.name == "halfkp_16x2-32-32"
     assert np.count_nonzero(net.ft_weight) > 0
     assert len(summary["history"]) == 2
+    model = from_network(net)
+    records = psv.read_records(summary["val_files"][0])[:60]
+    pos = ds.decode(records)
+    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
+    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
+    with torch.no_grad():
+        floats = model(us, them).numpy()
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.abs(floats - engine).max() <= 12
 
 
 def test_cli_refuses_bad_input(tmp_path):
