@@ -64,6 +64,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--write-min-ply", type=int, default=d.write_min_ply)
     p.add_argument("--max-ply", type=int, default=d.max_ply)
     p.add_argument("--eval-limit", type=int, default=d.eval_limit)
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="make the shards as Ray tasks on the cluster at ADDRESS ('local': start "
+                        "a local Ray on 127.0.0.1 with --workers CPUs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -84,7 +87,7 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
                      teacher=a.teacher, teacher_go=a.teacher_go, teacher_options=tuple(options),
                      openings=read_openings(a.openings) if a.openings else (START_SFEN,),
                      play=play, workers=max(1, a.workers),
-                     max_seconds=a.minutes * 60 if a.minutes else None)
+                     max_seconds=a.minutes * 60 if a.minutes else None, ray_address=a.ray)
 
 
 def main(argv=None) -> int:

@@ -19,8 +19,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from usi_engine.training.trainer import TrainConfig, train  # noqa: E402
-
 _ARCH = re.compile(r"^(halfkp|kp)_(\d+)x2-(\d+)-(\d+)$")
 _FEATURE_SET = {"halfkp": "HalfKP(Friend)", "kp": "K+P"}
 
@@ -38,6 +36,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--val", nargs="+", default=[], help="validation shards (default: the last data shard)")
     p.add_argument("--arch", default="kp_256x2-32-32", help="kp_256x2-32-32 (default) or halfkp_256x2-32-32")
+    from usi_engine.training.trainer import TrainConfig
     d = TrainConfig(data=[], out="")
     p.add_argument("--epochs", type=int, default=d.epochs)
     p.add_argument("--batch-size", type=int, default=d.batch_size)
@@ -59,8 +58,9 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     a = parse_args(argv)
     fs, half, l1, l2 = parse_arch(a.arch)
+    import torch
+    from usi_engine.training.trainer import TrainConfig, train
     if a.threads:
-        import torch
         torch.set_num_threads(a.threads)
     cfg = TrainConfig(data=a.data, out=a.out, val=a.val, feature_set=fs, half=half, l1=l1, l2=l2,
                       epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, lr_decay=a.lr_decay,

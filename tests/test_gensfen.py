@@ -237,3 +237,15 @@ def test_teacher_engine_labels_through_usi(tmp_path):
     assert summary["positions"] == 20
     for rec in psv.read_records(shard_path(cfg.out, 0)):
         assert psv.record_move(rec) in Position(psv.record_sfen(rec)).legal_moves()
+
+
+def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):
+    """A local Ray on 127.0.0.1 with two CPUs: the shards equal the in-process run's."""
+    import ray
+    out, _ = generated
+    try:
+        summary = run(gen_config(tmp_path / "ray", workers=2, ray_address="local"), show_progress=False)
+    finally:
+        ray.shutdown()
+    assert summary["this_run"]["shards_made"] == 2
+    assert shard_bytes(tmp_path / "ray") == shard_bytes(out)

@@ -25,6 +25,9 @@ from usi_engine.training.export import to_network, from_network
 from usi_engine.training.model import NNUE
 from usi_engine.training.trainer import TrainConfig, train, target, loss_fn
 
+# one thread: on a small shared machine torch's thread pool spins against the other processes
+torch.set_num_threads(1)
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "training"
 SCRIPT = REPO / "scripts" / "train_nnue.py"
@@ -146,6 +149,9 @@ def test_tiny_run_writes_a_loadable_network(trained):
     assert hist[-1]["train_loss"] < hist[1]["train_loss"]
     assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "checkpoint.pt").exists() and (out / "history.json").exists()
+    best = min(hist[1:], key=lambda h: h["val_loss"])["epoch"]
+    assert read_network(out / "best" / "nn.bin").name == "kp_256x2-32-32"
+    assert ((out / "best" / "nn.bin").read_bytes() == (out / "nn.bin").read_bytes()) == (best == 3)
 
 
 def test_exported_network_agrees_with_the_model(trained):

@@ -1,6 +1,7 @@
 """Self-play data generation: shards of PackedSfenValue records, made in parallel.
 
-A run writes into one folder: ``gensfen.json`` (the settings that decide the data),
+Shards are made in this process (one worker), in a pool of processes, or as Ray tasks on a
+cluster (ray_gen.py).  A run writes into one folder: ``gensfen.json`` (the settings that decide the data),
 then ``shard_NNNNN.bin`` files of exactly ``shard_size`` records, each with a
 ``shard_NNNNN.json`` of its statistics.  Shard ``i`` plays games whose random choices are
 seeded by ``(seed, i, game number)`` only, so a shard's bytes do not depend on the number
@@ -47,13 +48,14 @@ class GenConfig:
     play: PlayConfig = field(default_factory=PlayConfig)
     workers: int = 1
     max_seconds: float | None = None
+    ray_address: str | None = None       # run the shards as Ray tasks ("local": a local Ray)
 
     def shard_count(self) -> int:
         return -(-self.positions // self.shard_size)
 
     def identity(self) -> dict:
         d = dataclasses.asdict(self)
-        for k in ("out", "positions", "workers", "max_seconds"):
+        for k in ("out", "positions", "workers", "max_seconds", "ray_address"):
             d.pop(k)
         d["teacher_options"] = [list(kv) for kv in self.teacher_options]
         d["openings"] = list(self.openings)
@@ -170,7 +172,10 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     t0 = time.monotonic()
     bar = progress_bar(len(todo) * cfg.shard_size, show_progress, smoothing=0.05)
     made = 0
-    if todo and cfg.workers <= 1:
+    if todo and cfg.ray_address:
+        from .ray_gen import run_ray
+        made = run_ray(cfg, todo, deadline, bar)
+    elif todo and cfg.workers <= 1:
         labeler = make_labeler(cfg)
         try:
             for i in todo:

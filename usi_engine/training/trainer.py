@@ -5,7 +5,8 @@ Loss: the model's evaluation e (centipawns) is read as a winning probability
 ``lam * sigmoid(teacher score / scale) + (1 - lam) * (result + 1) / 2``: lam = 1 learns the
 search's scores only, lam = 0 the game results only.
 
-The output folder holds ``nn.bin`` (the latest epoch, for ``EvalDir``), ``checkpoint.pt``
+The output folder holds ``nn.bin`` (the latest epoch, for ``EvalDir``), ``best/nn.bin``
+(the epoch of the lowest validation loss), ``checkpoint.pt``
 (model, optimiser and history: ``--resume`` goes on from it), ``history.json`` and
 ``loss.png``.
 """
@@ -178,6 +179,8 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         log(f"epoch {epoch}: train loss {entry['train_loss']:.5f}  val loss {entry['val_loss']:.5f}  "
             f"{entry['seconds']:.1f} s ({seen / max(entry['seconds'], 1e-9):.0f} positions/s)")
         export(model, os.path.join(cfg.out, "nn.bin"))
+        if entry["val_loss"] <= min(h["val_loss"] for h in history[1:]):
+            export(model, os.path.join(cfg.out, "best", "nn.bin"))
         _save(cfg, model, opt, sched, history, epoch)
     if first_epoch >= cfg.epochs:
         export(model, os.path.join(cfg.out, "nn.bin"))
