@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import queue as queue_mod
 import random
@@ -131,7 +132,9 @@ _worker: dict = {}
 def _worker_init(cfg: GenConfig, progress) -> None:
     _worker["cfg"] = cfg
     _worker["progress"] = progress
-    _worker["labeler"] = make_labeler(cfg)
+    labeler = _worker["labeler"] = make_labeler(cfg)
+    # a teacher engine is told to quit when the worker ends (after pool.close and join)
+    multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
 
 
 def _worker_shard(index: int, deadline: float | None) -> dict | None:
@@ -202,8 +205,8 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
     ctx = multiprocessing.get_context("spawn")
     progress = ctx.Queue()
     made = 0
-    with ctx.Pool(min(cfg.workers, len(todo)), initializer=_worker_init,
-                  initargs=(cfg, progress)) as pool:
+    pool = ctx.Pool(min(cfg.workers, len(todo)), initializer=_worker_init, initargs=(cfg, progress))
+    try:
         pending = [pool.apply_async(_worker_shard, (i, deadline)) for i in todo]
         while pending:
             try:
@@ -214,11 +217,15 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
                 pending.remove(job)
                 if job.get() is not None:          # re-raises a worker's exception
                     made += 1
+        pool.close()
+        pool.join()
         while True:
             try:
                 bar.update(progress.get_nowait())
             except queue_mod.Empty:
                 break
+    finally:
+        pool.terminate()
     return made
 
 
