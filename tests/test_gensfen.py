@@ -1,0 +1,251 @@
+"""Self-play data generation: PackedSfenValue records against cshogi, the game rules of
+self-play, determinism for a fixed seed (across worker counts), resuming, the teacher."""
+import json
+import os
+import random
+import sys
+
+import cshogi
+import numpy as np
+import pytest
+
+from usi_engine.position import Position, START_SFEN
+from usi_engine.training import psv
+from usi_engine.training.gensfen import GenConfig, run, shard_path, format_summary
+from usi_engine.training.labeler import Line, parse_info_line
+from usi_engine.training.selfplay import PlayConfig, play_game
+
+TINY = PlayConfig(random_moves=2, random_max_ply=6, multipv=3, multipv_plies=8,
+                  multipv_margin=100, opening_limit=600, write_min_ply=8, max_ply=120)
+
+
+def random_positions(count, seed):
+    """(sfen, legal move) pairs from random playouts, with drops and promotions."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for _ in range(rng.randrange(10, 120)):
+            moves = list(board.legal_moves)
+            if not moves or board.is_draw() != cshogi.NOT_REPETITION:
+                break
+            board.push(rng.choice(moves))
+        moves = list(board.legal_moves)
+        if moves:
+            out.append((board.sfen(), cshogi.move_to_usi(rng.choice(moves)), board.move_number))
+    return out
+
+
+# --- PackedSfenValue ----------------------------------------------------------------------
+
+def test_record_round_trip_against_cshogi(tmp_path):
+    cases = random_positions(300, 5)
+    recs = np.array([psv.make_record(s, (i * 37) % 4000 - 2000, m, n, (i % 3) - 1)
+                     for i, (s, m, n) in enumerate(cases)], psv.PSV_DTYPE)
+    path = str(tmp_path / "r.bin")
+    psv.write_records(path, recs)
+    assert os.path.getsize(path) == 40 * len(cases)
+    back = psv.read_records(path)
+    raw = np.fromfile(path, cshogi.PackedSfenValue)           # cshogi reads our file
+    board = cshogi.Board()
+    for i, (sfen, move, ply) in enumerate(cases):
+        board.set_psfen(raw[i]["sfen"])
+        assert board.sfen().split()[:3] == sfen.split()[:3]
+        want = cshogi.Board(sfen)
+        assert raw[i]["move"] == cshogi.move16(want.move_from_usi(move))
+        assert psv.record_move(back[i]) == move
+        assert psv.record_sfen(back[i]) == " ".join(sfen.split()[:3] + [str(ply)])
+        assert back[i]["score"] == (i * 37) % 4000 - 2000
+        assert back[i]["game_result"] == (i % 3) - 1
+        assert back[i]["gamePly"] == ply
+        ours = np.zeros(32, np.uint8)
+        want.to_psfen(ours)
+        assert bytes(ours) == bytes(back[i]["sfen"])
+
+
+def test_record_rejects_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="illegal move '5e5d'"):
+        psv.make_record(START_SFEN, 0, "5e5d", 1, psv.WIN)
+    with pytest.raises(ValueError, match="result must be 1, 0 or -1"):
+        psv.make_record(START_SFEN, 0, "7g7f", 1, 2)
+    path = tmp_path / "cut.bin"
+    path.write_bytes(bytes(psv.make_record(START_SFEN, 0, "7g7f", 1, psv.WIN).tobytes()) + b"\0" * 7)
+    with pytest.raises(ValueError, match="47 bytes is not a multiple of the 40-byte"):
+        psv.read_records(str(path))
+    assert psv.make_record(START_SFEN, 99999, "7g7f", 1, psv.WIN)["score"] == psv.SCORE_LIMIT
+
+
+# --- one game -------------------------------------------------------------------------------
+
+class Scripted:
+    """A labeler that answers from a function of the game: for rule tests."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.games = 0
+
+    def new_game(self):
+        self.games += 1
+
+    def search(self, game, multipv):
+        return self.answer(game)
+
+
+NO_OPENING = PlayConfig(random_moves=0, random_max_ply=0, multipv=1, multipv_plies=0,
+                        opening_limit=10**6, write_min_ply=0, max_ply=400)
+
+
+def test_game_ends_by_sennichite_and_keeps_records_as_draws():
+    cycle = ["5i4h", "5a4b", "4h5i", "4b5a"]
+    labeler = Scripted(lambda g: [Line(cycle[len(g.moves) % 4], 10, None)])
+    out = play_game(random.Random(1), labeler, NO_OPENING, "4k4/9/9/9/9/9/9/9/4K4 b - 1")
+    assert out.reason == "sennichite" and out.result_black == psv.DRAW
+    assert out.plies == 12                          # the start position occurs a fourth time
+    assert len(out.records) == 12
+    assert all(int(r["game_result"]) == 0 for r in out.records)
+
+
+def test_game_adjudicated_by_score_gives_results_by_side():
+    # black is up a rook: the labeler reports +800 for black, -800 for white, then 3500
+    def answer(g):
+        if len(g.moves) == 4:
+            return [Line("5i4h", 3500, None)]
+        black = g.pos.side_to_move() == 0
+        move = ["5i4h", "5a4b", "4h5i", "4b5a"][len(g.moves) % 4]
+        return [Line(move, 800 if black else -800, None)]
+    out = play_game(random.Random(1), Scripted(answer), NO_OPENING, "4k4/9/9/9/9/9/9/9/R3K4 b - 1")
+    assert out.reason == "eval limit" and out.result_black == psv.WIN
+    assert [int(r["game_result"]) for r in out.records] == [1, -1, 1, -1]
+    assert [int(r["score"]) for r in out.records] == [800, -800, 800, -800]
+    assert [int(r["gamePly"]) for r in out.records] == [1, 2, 3, 4]
+
+
+def test_game_skips_checks_captures_and_mate_scores():
+    # black captures with check, white steps aside in check, black checks quietly (kept),
+    # white steps aside in check again, then the labeler reports a mate
+    sfen = "4k4/9/4p4/9/9/9/9/4R4/4K4 b - 1"
+    script = [Line("5h5c+", 900, None), Line("5a4a", -900, None), Line("5c5b", 950, None),
+              Line("4a3a", -950, None), Line("5b4b", None, 3)]
+    out = play_game(random.Random(1), Scripted(lambda g: [script[len(g.moves)]]), NO_OPENING, sfen)
+    assert out.skipped == {"capture": 1, "in check": 2}
+    assert out.reason == "mate score" and out.result_black == psv.WIN
+    assert [psv.record_move(r) for r in out.records] == ["5c5b"]
+
+
+def test_game_ends_on_checkmate_with_a_loss_for_the_mated_side():
+    labeler = Scripted(lambda g: [])                  # the labeler finds no legal move
+    out = play_game(random.Random(1), labeler, NO_OPENING, "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1")
+    assert out.reason == "no legal move" and out.result_black == psv.WIN
+
+
+def test_unbalanced_opening_is_dropped():
+    labeler = Scripted(lambda g: [Line(g.pos.legal_moves()[0], 700, None)])
+    cfg = PlayConfig(random_moves=0, random_max_ply=0, multipv=1, multipv_plies=2,
+                     opening_limit=300, write_min_ply=0)
+    out = play_game(random.Random(1), labeler, cfg)
+    assert out.reason == "unbalanced opening" and out.records == [] and out.plies == 2
+
+
+def test_parse_info_line():
+    line = "info depth 8 seldepth 10 multipv 2 score cp -35 nodes 100 pv 7g7f 3c3d".split()
+    assert parse_info_line(line) == (2, Line("7g7f", -35, None))
+    assert parse_info_line("info depth 3 score mate -4 pv 5a4b".split()) == (1, Line("5a4b", None, -4))
+    assert parse_info_line("info depth 3 score mate + pv G*5b".split()) == (1, Line("G*5b", None, 1))
+    assert parse_info_line("info depth 5 score cp 20 lowerbound pv 2g2f".split()) is None
+    assert parse_info_line("info string hello pv".split()) is None
+    assert parse_info_line("info depth 5 nodes 100".split()) is None
+
+
+# --- whole runs -----------------------------------------------------------------------------
+
+def gen_config(out, **kw):
+    base = dict(out=str(out), positions=80, shard_size=40, seed=7, depth=3, hash_mb=1, play=TINY)
+    base.update(kw)
+    return GenConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """One tiny run (2 shards of 40 positions) made in this process."""
+    out = tmp_path_factory.mktemp("gen") / "run"
+    summary = run(gen_config(out), show_progress=False)
+    return out, summary
+
+
+def shard_bytes(out):
+    return [open(shard_path(str(out), i), "rb").read() for i in range(2)]
+
+
+def test_run_writes_full_shards_of_sound_records(generated):
+    out, summary = generated
+    assert summary["shards"] == 2 and summary["positions"] == 80
+    assert sum(summary["winners"].values()) + summary["unbalanced_openings"] <= summary["games"]
+    assert "2/2 shards, 80 positions" in format_summary(summary)
+    for i in range(2):
+        recs = psv.read_records(shard_path(str(out), i))
+        assert len(recs) == 40
+        for rec in recs:
+            sfen = psv.record_sfen(rec)
+            pos = Position(sfen)
+            move = psv.record_move(rec)
+            assert move in pos.legal_moves()
+            assert not pos.is_check()
+            assert "*" in move or pos.arrays.board[(int(move[2]) - 1) * 9 + "abcdefghi".index(move[3])] == 0
+            assert abs(int(rec["score"])) < TINY.eval_limit
+            assert int(rec["game_result"]) in (-1, 0, 1)
+            assert int(rec["gamePly"]) > TINY.write_min_ply
+        stats = json.load(open(shard_path(str(out), i, "json")))
+        assert stats["positions"] == 40
+
+
+def test_same_seed_same_bytes_with_two_worker_processes(generated, tmp_path):
+    out, _ = generated
+    other = tmp_path / "two"
+    summary = run(gen_config(other, workers=2), show_progress=False)
+    assert summary["this_run"]["shards_made"] == 2
+    assert shard_bytes(other) == shard_bytes(out)
+
+
+def test_other_seed_other_data(generated, tmp_path):
+    out, _ = generated
+    run(gen_config(tmp_path / "s8", seed=8, positions=40), show_progress=False)
+    assert open(shard_path(str(tmp_path / "s8"), 0), "rb").read() != shard_bytes(out)[0]
+
+
+def test_resume_makes_only_missing_shards_and_checks_settings(generated, tmp_path):
+    out, _ = generated
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in os.listdir(out):
+        (copy / name).write_bytes((out / name).read_bytes())
+    os.remove(shard_path(str(copy), 1))
+    (copy / "shard_00001.bin.tmp123").write_bytes(b"\0" * 17)      # a crashed writer's leftover
+    summary = run(gen_config(copy), show_progress=False)
+    assert summary["this_run"]["shards_made"] == 1
+    assert shard_bytes(copy) == shard_bytes(out)
+    with pytest.raises(ValueError, match=r"other settings \(depth: 3 there, 4 now\)"):
+        run(gen_config(copy, depth=4), show_progress=False)
+    assert shard_bytes(copy) == shard_bytes(out)
+
+
+def test_teacher_engine_labels_through_usi(tmp_path):
+    """Our own engine as an external USI teacher: the records are sound and labelled."""
+    cmd = f"{sys.executable} -m usi_engine"
+    cfg = gen_config(tmp_path / "t", positions=20, shard_size=20, teacher=cmd, teacher_go="depth 3",
+                     teacher_options=(("USI_Hash", "16"),))
+    summary = run(cfg, show_progress=False)
+    assert summary["positions"] == 20
+    for rec in psv.read_records(shard_path(cfg.out, 0)):
+        assert psv.record_move(rec) in Position(psv.record_sfen(rec)).legal_moves()
+
+
+def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):
+    """A local Ray on 127.0.0.1 with two CPUs: the shards equal the in-process run's."""
+    import ray
+    out, _ = generated
+    try:
+        summary = run(gen_config(tmp_path / "ray", workers=2, ray_address="local"), show_progress=False)
+    finally:
+        ray.shutdown()
+    assert summary["this_run"]["shards_made"] == 2
+    assert shard_bytes(tmp_path / "ray") == shard_bytes(out)

@@ -1,0 +1,222 @@
+"""The NNUE trainer: decoded records and feature indices equal the engine's definitions,
+the quantised export equals the model within quantisation, a tiny end-to-end run writes a
+loadable nn.bin, resuming equals an unbroken run, bad input is refused with a clear error.
+
+tests/data/training holds 600 self-play positions in 3 shards, made by
+`python scripts/gensfen.py --out tests/data/training --positions 600 --shard-size 200
+--seed 11 --depth 5 --workers 1`.
+"""
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from usi_engine.nnue import read_network, random_network
+from usi_engine.nnue.features import active_features, FEATURE_SETS
+from usi_engine.nnue import reference
+from usi_engine.position import Position
+from usi_engine.training import dataset as ds, psv
+from usi_engine.training.export import to_network, from_network
+from usi_engine.training.model import NNUE
+from usi_engine.training.trainer import TrainConfig, train, target, loss_fn
+
+# one thread: on a small shared machine torch's thread pool spins against the other processes
+torch.set_num_threads(1)
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data" / "training"
+SCRIPT = REPO / "scripts" / "train_nnue.py"
+
+
+def fixture_positions():
+    return ds.load_positions(ds.shard_files([str(DATA)]))
+
+
+def playout_positions(count, seed):
+    """Positions from random playouts of our own Position (many pieces in hand)."""
+    rng = random.Random(seed)
+    boards, hands, sides = [], [], []
+    while len(sides) < count:
+        pos = Position()
+        for _ in range(rng.randrange(20, 160)):
+            moves = pos.legal_moves()
+            if not moves:
+                break
+            pos.push(rng.choice(moves))
+        if pos.arrays.st[2] < 0 or pos.arrays.st[3] < 0:
+            continue
+        boards.append(pos.arrays.board.copy())
+        hands.append(pos.arrays.hands.copy())
+        sides.append(pos.side_to_move())
+    return np.array(boards), np.array(hands), np.array(sides, np.int8)
+
+
+# --- data --------------------------------------------------------------------------------
+
+def test_decoded_records_equal_our_positions():
+    files = ds.shard_files([str(DATA)])
+    records = np.concatenate([psv.read_records(f) for f in files])
+    pos = ds.decode(records)
+    assert len(pos) == 600
+    for i in range(0, 600, 7):
+        ours = Position(psv.record_sfen(records[i]))
+        assert np.array_equal(pos.boards[i], ours.arrays.board)
+        assert np.array_equal(pos.hands[i], ours.arrays.hands)
+        assert pos.side[i] == ours.side_to_move()
+        assert pos.score[i] == records[i]["score"] and pos.result[i] == records[i]["game_result"]
+
+
+@pytest.mark.parametrize("feature_set", ["HalfKP(Friend)", "K+P"])
+def test_feature_indices_equal_the_engine_definition(feature_set):
+    fix = fixture_positions()
+    boards, hands, sides = playout_positions(150, 3)
+    boards = np.concatenate([boards, fix.boards])
+    hands = np.concatenate([hands, fix.hands])
+    assert hands.sum() > 500                                    # hand features are exercised
+    pad = FEATURE_SETS[feature_set]
+    for persp in (0, 1):
+        got = ds.feature_indices(feature_set, boards, hands, np.full(len(boards), persp))
+        for b in range(len(boards)):
+            row = sorted(int(x) for x in got[b] if x != pad)
+            assert row == active_features(feature_set, boards[b], hands[b], persp), b
+
+
+def test_feature_indices_refuse_a_missing_king():
+    board = np.zeros((1, 81), np.int8)
+    board[0, 40] = 8                                            # black king only
+    with pytest.raises(ValueError, match="HalfKP needs the perspective's king"):
+        ds.feature_indices("HalfKP(Friend)", board, np.zeros((1, 2, 8), np.int8), np.array([1]))
+    with pytest.raises(ValueError, match="unknown feature set 'HalfKA'"):
+        ds.feature_indices("HalfKA", board, np.zeros((1, 2, 8), np.int8), np.array([0]))
+
+
+def test_target_mixes_score_and_result():
+    score = torch.tensor([0.0, 600.0, -600.0])
+    result = torch.tensor([1.0, 0.0, -1.0])
+    assert torch.allclose(target(score, result, 1.0, 600.0), torch.sigmoid(score / 600.0))
+    assert torch.allclose(target(score, result, 0.0, 600.0), torch.tensor([1.0, 0.5, 0.0]))
+    mixed = target(score, result, 0.25, 600.0)
+    assert torch.allclose(mixed, 0.25 * torch.sigmoid(score / 600.0) + 0.75 * torch.tensor([1.0, 0.5, 0.0]))
+    # with lambda 1 the loss is smallest when the prediction is the teacher's score
+    losses = [float(loss_fn(torch.tensor([p]), torch.tensor([300.0]), torch.tensor([0.0]), 1.0, 600.0))
+              for p in (0.0, 200.0, 300.0, 400.0)]
+    assert min(losses) == losses[2]
+
+
+# --- export ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("feature_set", ["K+P", "HalfKP(Friend)"])
+def test_integer_network_survives_the_float_model(feature_set):
+    net = random_network(feature_set, seed=4, half=32 if feature_set != "K+P" else 256)
+    back = to_network(from_network(net))
+    assert back.architecture == net.architecture
+    assert np.array_equal(back.ft_weight, net.ft_weight) and np.array_equal(back.ft_bias, net.ft_bias)
+    for k in range(3):
+        assert np.array_equal(back.biases[k], net.biases[k])
+        assert np.array_equal(back.weights[k], net.weights[k])
+
+
+# --- training ----------------------------------------------------------------------------
+
+def small_config(out, **kw):
+    base = dict(data=[str(DATA)], out=str(out), feature_set="K+P", epochs=1, batch_size=128,
+                lr=2e-3, seed=3, device="cpu")
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """K+P 256x2-32-32 trained for three epochs on the fixture."""
+    out = tmp_path_factory.mktemp("kp")
+    summary = train(small_config(out, epochs=3), show_progress=False, log=lambda s: None)
+    return out, summary
+
+
+def test_tiny_run_writes_a_loadable_network(trained):
+    out, summary = trained
+    net = read_network(out / "nn.bin")
+    assert net.name == "kp_256x2-32-32"
+    assert summary["train_positions"] + summary["val_positions"] <= 600
+    assert summary["val_files"] == [str(DATA / "shard_00002.bin")]
+    hist = summary["history"]
+    assert [h["epoch"] for h in hist] == [0, 1, 2, 3]
+    assert hist[-1]["train_loss"] < hist[1]["train_loss"]
+    assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "checkpoint.pt").exists() and (out / "history.json").exists()
+    best = min(hist[1:], key=lambda h: h["val_loss"])["epoch"]
+    assert read_network(out / "best" / "nn.bin").name == "kp_256x2-32-32"
+    assert ((out / "best" / "nn.bin").read_bytes() == (out / "nn.bin").read_bytes()) == (best == 3)
+
+
+def test_exported_network_agrees_with_the_model(trained):
+    """The engine's integer forward pass (reference.py) on the validation positions is the
+    float model's evaluation within quantisation."""
+    out, summary = trained
+    net = read_network(out / "nn.bin")
+    model = from_network(net)
+    val = ds.load_positions(summary["val_files"])
+    us = torch.from_numpy(ds.feature_indices("K+P", val.boards, val.hands, val.side))
+    them = torch.from_numpy(ds.feature_indices("K+P", val.boards, val.hands, 1 - val.side))
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=False)
+    trained_model = NNUE("K+P")
+    trained_model.load_state_dict(ckpt["model"])
+    with torch.no_grad():
+        f_trained = trained_model(us, them).numpy()
+        f_quant = model(us, them).numpy()
+    ints = np.array([reference.evaluate(net, val.boards[i], val.hands[i], int(val.side[i]))
+                     for i in range(len(val))])
+    records = psv.read_records(summary["val_files"][0])
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.array_equal(engine, ints)            # the engine's numba evaluation
+    assert np.std(ints) > 20                       # the network says something
+    assert np.abs(f_quant - ints).max() <= 12      # rounding of activations only
+    assert np.abs(f_trained - ints).mean() <= 6
+    assert np.corrcoef(f_trained, ints)[0, 1] > 0.99
+
+
+def test_resume_equals_an_unbroken_run(trained, tmp_path):
+    out, _ = trained
+    train(small_config(tmp_path, epochs=2), show_progress=False, log=lambda s: None)
+    train(small_config(tmp_path, epochs=3, resume=str(tmp_path / "checkpoint.pt")),
+          show_progress=False, log=lambda s: None)
+    assert (tmp_path / "nn.bin").read_bytes() == (out / "nn.bin").read_bytes()
+
+
+def test_halfkp_one_epoch_end_to_end(tmp_path):
+    # a narrow transformer keeps the test quick; the feature path is the full HalfKP one
+    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=256),
+                    show_progress=False, log=lambda s: None)
+    net = read_network(tmp_path / "nn.bin")
+    assert net.name == "halfkp_16x2-32-32"
+    assert np.count_nonzero(net.ft_weight) > 0
+    assert len(summary["history"]) == 2
+    model = from_network(net)
+    records = psv.read_records(summary["val_files"][0])[:60]
+    pos = ds.decode(records)
+    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
+    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
+    with torch.no_grad():
+        floats = model(us, them).numpy()
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.abs(floats - engine).max() <= 12
+
+
+def test_cli_refuses_bad_input(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "a.bin").write_bytes((DATA / "shard_00000.bin").read_bytes())
+    r = subprocess.run([sys.executable, str(SCRIPT), str(one), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert "need at least two shards (the last is held out for validation) or --val" in r.stderr
+    r = subprocess.run([sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"),
+                        "--arch", "kp_256-32"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode != 0 and "expected e.g. kp_256x2-32-32" in r.stderr
+    assert not (tmp_path / "o" / "nn.bin").exists()

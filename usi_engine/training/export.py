@@ -1,0 +1,70 @@
+"""Quantise the PyTorch model into YaneuraOu's integers (and back), written and read with
+the engine's own nn.bin writer and reader (usi_engine.nnue.format)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..nnue.format import Network, padded, read_network, write_network
+from .model import (NNUE, ACTIVATION_ONE, HIDDEN_WEIGHT_SCALE, output_weight_scale)
+
+
+def _round(t: torch.Tensor, scale: float, dtype, lo: int, hi: int) -> np.ndarray:
+    x = np.rint(t.detach().cpu().double().numpy() * scale)
+    return np.clip(x, lo, hi).astype(dtype)
+
+
+def _padded_weights(w: torch.Tensor, scale: float) -> np.ndarray:
+    q = _round(w, scale, np.int8, -128, 127)
+    out = np.zeros((q.shape[0], padded(q.shape[1])), np.int8)
+    out[:, :q.shape[1]] = q
+    return out
+
+
+def to_network(model: NNUE) -> Network:
+    """The integer network of a model (see model.py for the scales)."""
+    n = model.ft.weight.shape[0] - 1                      # the padding row is not a feature
+    ft_weight = _round(model.ft.weight[:n], ACTIVATION_ONE, np.int16, -32768, 32767)
+    ft_bias = _round(model.ft_bias, ACTIVATION_ONE, np.int16, -32768, 32767)
+    hidden_bias = ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE
+    out_w = output_weight_scale(model.fv_scale)
+    i32 = (-(2 ** 31), 2 ** 31 - 1)
+    biases = [_round(model.l1.bias, hidden_bias, np.int32, *i32),
+              _round(model.l2.bias, hidden_bias, np.int32, *i32),
+              _round(model.out.bias, out_w * ACTIVATION_ONE, np.int32, *i32)]
+    weights = [_padded_weights(model.l1.weight, HIDDEN_WEIGHT_SCALE),
+               _padded_weights(model.l2.weight, HIDDEN_WEIGHT_SCALE),
+               _padded_weights(model.out.weight, out_w)]
+    return Network(model.feature_set, ft_bias, np.ascontiguousarray(ft_weight), biases, weights)
+
+
+def export(model: NNUE, path: str | Path) -> Network:
+    """Write the model as an nn.bin file; returns the integer network written."""
+    net = to_network(model)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_network(net, path)
+    return net
+
+
+def from_network(net: Network, fv_scale: int = 16) -> NNUE:
+    """A float model equal to an integer network (to go on training from an nn.bin)."""
+    h, (l1, l2) = net.half_dimensions, net.hidden
+    model = NNUE(net.feature_set, h, l1, l2, fv_scale)
+    out_w = output_weight_scale(fv_scale)
+    with torch.no_grad():
+        model.ft.weight[:-1] = torch.from_numpy(net.ft_weight.astype(np.float32) / ACTIVATION_ONE)
+        model.ft_bias[:] = torch.from_numpy(net.ft_bias.astype(np.float32) / ACTIVATION_ONE)
+        ins = (2 * h, l1, l2)
+        layers = (model.l1, model.l2, model.out)
+        scales = (HIDDEN_WEIGHT_SCALE, HIDDEN_WEIGHT_SCALE, out_w)
+        bias_scales = (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE,) * 2 + (out_w * ACTIVATION_ONE,)
+        for k, layer in enumerate(layers):
+            layer.weight[:] = torch.from_numpy(net.weights[k][:, :ins[k]].astype(np.float32) / scales[k])
+            layer.bias[:] = torch.from_numpy(net.biases[k].astype(np.float32) / bias_scales[k])
+    return model
+
+
+def load_nn_bin(path: str | Path, fv_scale: int = 16) -> NNUE:
+    return from_network(read_network(path), fv_scale)

@@ -1,0 +1,266 @@
+"""Self-play data generation: shards of PackedSfenValue records, made in parallel.
+
+Shards are made in this process (one worker), in a pool of processes, or as Ray tasks on a
+cluster (ray_gen.py).  A run writes into one folder: ``gensfen.json`` (the settings that decide the data),
+then ``shard_NNNNN.bin`` files of exactly ``shard_size`` records, each with a
+``shard_NNNNN.json`` of its statistics.  Shard ``i`` plays games whose random choices are
+seeded by ``(seed, i, game number)`` only, so a shard's bytes do not depend on the number
+of workers or on which worker made it; a run that is stopped and started again makes only
+the shards that are missing (a shard file appears whole, by rename, or not at all).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import multiprocessing.util
+import os
+import queue as queue_mod
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..position import START_SFEN
+from . import psv
+from .progress import progress_bar
+from .selfplay import PlayConfig, play_game
+
+MANIFEST = "gensfen.json"
+GIVE_UP_GAMES = 1000        # games in a row without a kept position: the settings are wrong
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """A generation run.  `identity()` is what must match to resume a folder."""
+    out: str
+    positions: int
+    shard_size: int = 10000
+    seed: int = 1
+    depth: int | None = 6
+    nodes: int | None = None
+    hash_mb: int = 16
+    teacher: str | None = None
+    teacher_go: str = "depth 8"
+    teacher_options: tuple[tuple[str, str], ...] = ()
+    openings: tuple[str, ...] = (START_SFEN,)
+    play: PlayConfig = field(default_factory=PlayConfig)
+    workers: int = 1
+    max_seconds: float | None = None
+    ray_address: str | None = None       # run the shards as Ray tasks ("local": a local Ray)
+
+    def shard_count(self) -> int:
+        return -(-self.positions // self.shard_size)
+
+    def identity(self) -> dict:
+        d = dataclasses.asdict(self)
+        for k in ("out", "positions", "workers", "max_seconds", "ray_address"):
+            d.pop(k)
+        d["teacher_options"] = [list(kv) for kv in self.teacher_options]
+        d["openings"] = list(self.openings)
+        d["record_bytes"] = psv.RECORD_BYTES
+        return d
+
+
+def shard_path(out: str, index: int, ext: str = "bin") -> str:
+    return os.path.join(out, f"shard_{index:05d}.{ext}")
+
+
+def shard_done(cfg: GenConfig, index: int) -> bool:
+    path = shard_path(cfg.out, index)
+    return (os.path.exists(path) and os.path.getsize(path) == cfg.shard_size * psv.RECORD_BYTES
+            and os.path.exists(shard_path(cfg.out, index, "json")))
+
+
+def make_labeler(cfg: GenConfig):
+    from .labeler import OwnSearch, UsiTeacher
+    if cfg.teacher:
+        return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options))
+    return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb)
+
+
+def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np.ndarray, dict]:
+    """Play games until shard `index` holds `shard_size` records; (records, statistics).
+
+    `report(n)` is called after each game with the number of records it added."""
+    t0 = time.monotonic()
+    records: list[np.ndarray] = []
+    reasons, skipped, results = Counter(), Counter(), Counter()
+    games = unbalanced = dry = 0
+    while len(records) < cfg.shard_size:
+        rng = random.Random(f"{cfg.seed}/{index}/{games}")
+        start = rng.choice(cfg.openings)
+        outcome = play_game(rng, labeler, cfg.play, start)
+        games += 1
+        if outcome.reason == "unbalanced opening":
+            unbalanced += 1
+        else:
+            reasons[outcome.reason] += 1
+            results[{1: "black", -1: "white", 0: "draw"}[outcome.result_black]] += 1
+        skipped.update(outcome.skipped)
+        take = outcome.records[:cfg.shard_size - len(records)]
+        records.extend(take)
+        dry = 0 if take else dry + 1
+        if dry >= GIVE_UP_GAMES:
+            raise RuntimeError(f"{GIVE_UP_GAMES} games in a row kept no position: check the "
+                               f"opening limit, eval limit and write_min_ply settings")
+        if report is not None:
+            report(len(take))
+    data = np.array(records, psv.PSV_DTYPE)
+    stats = {"shard": index, "positions": len(data), "games": games,
+             "unbalanced_openings": unbalanced, "end_reasons": dict(reasons),
+             "winners": dict(results), "skipped": dict(skipped),
+             "mean_abs_score": float(np.abs(data["score"].astype(np.float64)).mean()) if len(data) else 0.0,
+             "seconds": round(time.monotonic() - t0, 3)}
+    return data, stats
+
+
+def save_shard(cfg: GenConfig, index: int, data: np.ndarray, stats: dict) -> None:
+    meta = shard_path(cfg.out, index, "json")
+    with open(meta + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(stats, fh, indent=1, sort_keys=True)
+    os.replace(meta + ".tmp", meta)
+    psv.write_records(shard_path(cfg.out, index), data)
+
+
+# --- worker processes -------------------------------------------------------------------
+_worker: dict = {}
+
+
+def _worker_init(cfg: GenConfig, progress) -> None:
+    _worker["cfg"] = cfg
+    _worker["progress"] = progress
+    labeler = _worker["labeler"] = make_labeler(cfg)
+    # a teacher engine is told to quit when the worker ends (after pool.close and join)
+    multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
+
+
+def _worker_shard(index: int, deadline: float | None) -> dict | None:
+    """Make and save one shard; None when the deadline passed before it started."""
+    if deadline is not None and time.time() >= deadline:
+        return None
+    cfg, progress = _worker["cfg"], _worker["progress"]
+    data, stats = generate_shard(cfg, index, _worker["labeler"], report=progress.put)
+    save_shard(cfg, index, data, stats)
+    return stats
+
+
+# --- the run -----------------------------------------------------------------------------
+def prepare_folder(cfg: GenConfig) -> None:
+    """Create the folder, or check that an existing one was made with the same settings."""
+    os.makedirs(cfg.out, exist_ok=True)
+    path = os.path.join(cfg.out, MANIFEST)
+    ident = cfg.identity()
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
+        diff = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
+        if diff:
+            shown = "; ".join(f"{k}: {old.get(k)!r} there, {ident.get(k)!r} now" for k in diff)
+            raise ValueError(f"{cfg.out} holds a run with other settings ({shown}); "
+                             f"resume with the same settings or use another folder")
+        return
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(ident, fh, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def run(cfg: GenConfig, show_progress: bool = True) -> dict:
+    """Make every missing shard; returns the summary of the whole folder."""
+    prepare_folder(cfg)
+    todo = [i for i in range(cfg.shard_count()) if not shard_done(cfg, i)]
+    deadline = time.time() + cfg.max_seconds if cfg.max_seconds else None
+    t0 = time.monotonic()
+    bar = progress_bar(len(todo) * cfg.shard_size, show_progress, smoothing=0.05)
+    made = 0
+    if todo and cfg.ray_address:
+        from .ray_gen import run_ray
+        made = run_ray(cfg, todo, deadline, bar)
+    elif todo and cfg.workers <= 1:
+        labeler = make_labeler(cfg)
+        try:
+            for i in todo:
+                if deadline is not None and time.time() >= deadline:
+                    break
+                data, stats = generate_shard(cfg, i, labeler, report=bar.update)
+                save_shard(cfg, i, data, stats)
+                made += 1
+        finally:
+            labeler.close()
+    elif todo:
+        made = _run_pool(cfg, todo, deadline, bar)
+    bar.close()
+    summary = summarize(cfg)
+    summary["this_run"] = {"shards_made": made, "seconds": round(time.monotonic() - t0, 1),
+                           "workers": cfg.workers}
+    with open(os.path.join(cfg.out, "summary.json"), "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=1, sort_keys=True)
+    return summary
+
+
+def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> int:
+    # spawn: a worker starts clean (no inherited numba or thread state) on every platform
+    ctx = multiprocessing.get_context("spawn")
+    progress = ctx.Queue()
+    made = 0
+    pool = ctx.Pool(min(cfg.workers, len(todo)), initializer=_worker_init, initargs=(cfg, progress))
+    try:
+        pending = [pool.apply_async(_worker_shard, (i, deadline)) for i in todo]
+        while pending:
+            try:
+                bar.update(progress.get(timeout=0.2))
+            except queue_mod.Empty:
+                pass
+            for job in [j for j in pending if j.ready()]:
+                pending.remove(job)
+                if job.get() is not None:          # re-raises a worker's exception
+                    made += 1
+        pool.close()
+        pool.join()
+        while True:
+            try:
+                bar.update(progress.get_nowait())
+            except queue_mod.Empty:
+                break
+    finally:
+        pool.terminate()
+    return made
+
+
+def summarize(cfg: GenConfig) -> dict:
+    """Totals over every finished shard of the folder."""
+    shards, positions, games, unbalanced, seconds = 0, 0, 0, 0, 0.0
+    reasons, winners, skipped = Counter(), Counter(), Counter()
+    for i in range(cfg.shard_count()):
+        if not shard_done(cfg, i):
+            continue
+        with open(shard_path(cfg.out, i, "json"), encoding="utf-8") as fh:
+            s = json.load(fh)
+        shards += 1
+        positions += s["positions"]
+        games += s["games"]
+        unbalanced += s["unbalanced_openings"]
+        seconds += s["seconds"]
+        reasons.update(s["end_reasons"])
+        winners.update(s["winners"])
+        skipped.update(s["skipped"])
+    return {"folder": cfg.out, "shards": shards, "shards_planned": cfg.shard_count(),
+            "positions": positions, "games": games, "unbalanced_openings": unbalanced,
+            "end_reasons": dict(reasons), "winners": dict(winners), "skipped": dict(skipped),
+            "worker_seconds": round(seconds, 1),
+            "positions_per_worker_second": round(positions / seconds, 1) if seconds else 0.0}
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"{s['folder']}: {s['shards']}/{s['shards_planned']} shards, {s['positions']} positions "
+             f"from {s['games']} games ({s['unbalanced_openings']} unbalanced openings dropped)",
+             f"  winners: {s['winners']}",
+             f"  game ends: {s['end_reasons']}",
+             f"  positions skipped: {s['skipped']}",
+             f"  {s['positions_per_worker_second']} positions/s per worker"]
+    if "this_run" in s:
+        r = s["this_run"]
+        lines.append(f"  this run: {r['shards_made']} shards in {r['seconds']} s with {r['workers']} workers")
+    return "\n".join(lines)

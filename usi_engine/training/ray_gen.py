@@ -1,0 +1,64 @@
+"""gensfen on a Ray cluster: one actor per CPU, each holding a warmed labeler, makes whole
+shards and returns them; the driver writes them, so the nodes need no shared folder.
+
+A shard's bytes depend only on the settings and its index (gensfen.py), so a shard made by
+Ray equals the one a local run makes.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ShardMaker:
+    """A Ray actor: builds the labeler once, then makes shards on request."""
+
+    def __init__(self, cfg) -> None:
+        from .gensfen import make_labeler
+        self.cfg = cfg
+        self.labeler = make_labeler(cfg)
+
+    def make(self, index: int, deadline: float | None):
+        from .gensfen import generate_shard
+        if deadline is not None and time.time() >= deadline:
+            return index, None, None
+        data, stats = generate_shard(self.cfg, index, self.labeler)
+        return index, data, stats
+
+
+def connect(address: str, workers: int) -> None:
+    """Join the cluster at `address`, or start a local Ray on 127.0.0.1 for "local"."""
+    import ray
+    if ray.is_initialized():
+        return
+    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
+        p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}}
+    if address == "local":
+        ray.init(num_cpus=workers, include_dashboard=False, _node_ip_address="127.0.0.1",
+                 runtime_env=env, log_to_driver=False, configure_logging=False)
+    else:
+        ray.init(address=address, runtime_env=env, log_to_driver=False)
+
+
+def run_ray(cfg, todo: list[int], deadline: float | None, bar) -> int:
+    """Make the shards `todo` on Ray; returns how many were made."""
+    import ray
+    from ray.util import ActorPool
+    from .gensfen import save_shard
+    connect(cfg.ray_address, cfg.workers)
+    actors = [ray.remote(num_cpus=1)(ShardMaker).remote(cfg) for _ in range(min(cfg.workers, len(todo)))]
+    made = 0
+    try:
+        for index, data, stats in ActorPool(actors).map_unordered(
+                lambda actor, i: actor.make.remote(i, deadline), todo):
+            if data is None:
+                continue
+            save_shard(cfg, index, data, stats)
+            made += 1
+            bar.update(len(data))
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+    return made
