@@ -208,6 +208,8 @@ class ScheduledGame:
     opening: Opening
     opening_index: int
     pair: int = 0  # the two games of a pair share the opening, colours swapped
+    # per engine index, options for this game only (SPSA's perturbed values)
+    engine_options: Optional[dict[int, dict[str, str]]] = field(default=None, compare=False, hash=False)
 
 
 def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
@@ -284,17 +286,25 @@ class Player:
         self.proc: Optional[UsiProcess] = None
         self.starts = 0
         self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
+        self.applied: dict[str, str] = {}       # options the process has been given
 
-    def new_game(self) -> UsiProcess:
-        """A ready process (started or restarted if needed) that got ``usinewgame``."""
+    def new_game(self, options: Optional[dict[str, str]] = None) -> UsiProcess:
+        """A ready process (started or restarted if needed) that got ``usinewgame``.
+
+        ``options`` override the spec's for this game (a tuner's values): a running
+        process gets ``setoption`` for what differs from what it has, before ``isready``.
+        """
+        wanted = {**self.spec.usi_options(), **(options or {})}
         if self.proc is None or not self.proc.alive:
             self.discard()
             self.starts += 1
             self.proc = UsiProcess(self.spec.cmd, self.log, f"{self.tag}#{self.starts}",
                                    self.spec.cwd, self.abort)
-            self.proc.open(self.spec.usi_options(), self.ready_timeout_s)
+            self.proc.open(wanted, self.ready_timeout_s)
         else:
+            self.proc.setoptions({k: v for k, v in wanted.items() if self.applied.get(k) != v})
             self.proc.isready(self.ready_timeout_s)
+        self.applied = wanted
         self.ponder_move = None
         self.proc.send("usinewgame")
         return self.proc
@@ -329,11 +339,14 @@ def _failure(ref: Referee, exc: EngineError, loser: Optional[int] = None) -> Out
     return ref.forfeit(reason, str(exc), loser)
 
 
-def _start_players(players: tuple[Player, Player], ref: Referee) -> Optional[Outcome]:
-    """Get both engines ready; an engine that fails to start loses."""
+def _start_players(players: tuple[Player, Player], ref: Referee,
+                   options: tuple[Optional[dict[str, str]], Optional[dict[str, str]]] = (None, None)
+                   ) -> Optional[Outcome]:
+    """Get both engines ready (with these per-side option overrides); an engine that
+    fails to start loses."""
     for side in (BLACK, WHITE):
         try:
-            players[side].new_game()
+            players[side].new_game(options[side])
         except EngineError as exc:
             players[side].discard()
             return _failure(ref, exc, loser=side)
@@ -444,7 +457,8 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
                         opening=game.opening_index, pair=game.pair)
     clocks = (Clock(players[BLACK].spec.tc), Clock(players[WHITE].spec.tc))
     try:
-        outcome = _start_players(players, ref)
+        overrides = game.engine_options or {}
+        outcome = _start_players(players, ref, (overrides.get(game.black), overrides.get(game.white)))
         while outcome is None:
             mover = players[ref.turn]
             outcome, move, ponder = _think(mover, ref, clocks, settings)
@@ -648,6 +662,15 @@ class Table:
     def play(self, game: ScheduledGame) -> GameRecord:
         """Play ``game``; its ``outcome`` is None if the match was aborted meanwhile."""
         return play_game(game, (self.player(game.black), self.player(game.white)), self.settings)
+
+    def play_games(self, games: Iterable[ScheduledGame]) -> list[GameRecord]:
+        """Play ``games`` one after the other (a tuner's pair); stops at an abort."""
+        records = []
+        for game in games:
+            records.append(self.play(game))
+            if records[-1].outcome is None:
+                break
+        return records
 
     def close(self) -> None:
         for p in self.players.values():
