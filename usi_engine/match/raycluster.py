@@ -110,6 +110,7 @@ class RayMatch(Match):
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
         """Play the match on the cluster; Ctrl-C or an SPRT decision stops it."""
+        started = time.monotonic()
         todo = collections.deque(self.plan)
         counted: set[int] = set()
         self.n_actors = max(1, min(self.config.concurrency, len(self.plan)))
@@ -135,6 +136,7 @@ class RayMatch(Match):
         self._close(idle + [a for a, _ in busy.values()])
         for log in self.logs:
             log.close()
+        self.result.seconds = time.monotonic() - started
         if self.config.out_dir:
             save_summary(self.config.out_dir, self.result)
         return self.result

@@ -16,6 +16,7 @@ import queue
 import random
 import re
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
@@ -528,6 +529,7 @@ class MatchResult:
     pairs: dict[tuple[int, int], PairResult] = field(default_factory=dict)
     sprt_result: Optional[str] = None
     interrupted: bool = False
+    seconds: float = 0.0  # wall time of the match
 
     def add(self, game: GameRecord) -> None:
         self.games.append(game)
@@ -555,7 +557,9 @@ class MatchResult:
     def report(self) -> str:
         """The final human-readable report."""
         names = [e.name for e in self.config.engines]
-        lines = [f"Finished {len(self.games)} of {self.planned} games"
+        rate = f" in {self.seconds:.1f} s ({len(self.games) / self.seconds:.2f} games/s)" \
+            if self.seconds > 0 else ""
+        lines = [f"Finished {len(self.games)} of {self.planned} games{rate}"
                  + (" (interrupted)" if self.interrupted else "")]
         for (a, b), pair in sorted(self.pairs.items()):
             lines.append(f"{names[a]} vs {names[b]}: {pair.summary().line()}")
@@ -592,7 +596,7 @@ class MatchResult:
             "engines": [{"name": e.name, "cmd": e.cmd, "options": e.options,
                          "time_control": e.tc.describe(), "ponder": e.ponder} for e in cfg.engines],
             "planned_games": self.planned, "games": len(self.games),
-            "interrupted": self.interrupted,
+            "interrupted": self.interrupted, "seconds": round(self.seconds, 3),
             "pairs": [{"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name,
                        **p.summary().as_dict()} for (a, b), p in sorted(self.pairs.items())],
             "first_engine": {"engine": cfg.engines[0].name, **t.summary().as_dict()},
@@ -712,6 +716,7 @@ class Match:
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
         """Play the match; Ctrl-C or an SPRT decision stops it with the games so far."""
+        started = time.monotonic()
         todo: "queue.Queue[ScheduledGame]" = queue.Queue()
         for game in self.plan:
             todo.put(game)
@@ -731,6 +736,7 @@ class Match:
             t.join(timeout=10)
         for log in self.logs:
             log.close()
+        self.result.seconds = time.monotonic() - started
         if self.config.out_dir:
             save_summary(self.config.out_dir, self.result)
         return self.result
