@@ -406,7 +406,7 @@ def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
     # Two engines that play and predict the first legal move: every ponder is a hit.
     # Each thinks 400 ms after ponderhit, so it ponders >= 400 ms (the opponent's move)
     # before it: charged from ponderhit a move costs ~400 ms, from go ponder >= 800 ms.
-    engines = [_pondering(spec(n, "random_engine.py", "--first-move", "--sleep-ms", "400",
+    engines = [_pondering(spec(n, "random_engine.py", "--ponder", "--first-move", "--sleep-ms", "400",
                                byoyomi=2000)) for n in ("A", "B")]
     cfg = config(engines, tmp_path, games=2, max_moves=16)
     result = run_match(cfg)
@@ -427,8 +427,8 @@ def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
 
 
 def test_ponder_misses_are_stopped_and_answered_afresh(tmp_path):
-    engines = [_pondering(spec("A", "random_engine.py", "--seed", "1")),
-               _pondering(spec("B", "random_engine.py", "--seed", "2"))]
+    engines = [_pondering(spec("A", "random_engine.py", "--ponder", "--seed", "1")),
+               _pondering(spec("B", "random_engine.py", "--ponder", "--seed", "2"))]
     cfg = config(engines, tmp_path, games=2, max_moves=40)
     result = run_match(cfg)
     assert not {g.outcome.reason for g in result.games} & {
@@ -443,7 +443,7 @@ def test_ponder_misses_are_stopped_and_answered_afresh(tmp_path):
 
 
 def test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag(tmp_path):
-    engines = [_pondering(spec("A", "random_engine.py", "--ponder-move", "5i5a")), spec("B")]
+    engines = [_pondering(spec("A", "random_engine.py", "--ponder", "--ponder-move", "5i5a")), spec("B")]
     cfg = config(engines, tmp_path, games=2, max_moves=20)
     result = run_match(cfg)
     assert {g.outcome.reason for g in result.games} == {Reason.MAX_MOVES}

@@ -138,3 +138,18 @@ def test_cli_ray_flag(tmp_path, local_ray, capsys):
     printed = capsys.readouterr().out
     assert "concurrency cluster CPUs, on Ray at auto" in printed and "Finished 2 of 2 games" in printed
     assert json.load(open(tmp_path / "out" / "summary.json"))["games"] == 2
+
+
+def test_spsa_pairs_on_ray(tmp_path, local_ray, capsys):
+    from usi_engine.match import tunecli
+    from usi_engine.match.spsa import Spsa
+    rc = tunecli.main(["--engine", f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
+                       "--param", "Alpha", "20", "0", "100", "8", "0.15",
+                       "--param", "Beta", "80", "0", "100", "8", "0.15", "--pairs", "30",
+                       "--byoyomi", "2000", "--seed", "4", "--quiet", "--no-plot", "--ray", "auto",
+                       "--out", str(tmp_path / "tune")])
+    assert rc == 0
+    assert "pairs Ray at auto" in capsys.readouterr().out
+    spsa = Spsa.load(str(tmp_path / "tune" / "spsa.json"))
+    assert spsa.done == 30 and len(spsa.results) == 30 and all(-2 <= r <= 2 for r in spsa.results)
+    assert spsa.theta != [20.0, 80.0]

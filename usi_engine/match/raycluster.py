@@ -35,14 +35,18 @@ MAX_REPLACEMENTS = 20  # dead actors replaced before the match gives up on more
 class RemoteTable:
     """The actor: a :class:`Table` whose logs are kept in memory for the driver."""
 
-    def __init__(self, config: MatchConfig, tag: str) -> None:
+    def __init__(self, config: MatchConfig, tag: str, keep_logs: bool = True) -> None:
         self.abort = threading.Event()
-        self.logs = [EngineLog(None, memory=True) for _ in config.engines]
+        self.logs = [EngineLog(None, memory=keep_logs) for _ in config.engines]
         self.table = Table(config, self.logs, tag, self.abort)
 
     def play(self, game: ScheduledGame) -> tuple[GameRecord, list[list[str]]]:
         record = self.table.play(game)
         return record, [log.drain() for log in self.logs]
+
+    def play_games(self, games: list[ScheduledGame]) -> tuple[list[GameRecord], list[list[str]]]:
+        records = self.table.play_games(games)
+        return records, [log.drain() for log in self.logs]
 
     def stop(self) -> None:
         """Abort the game in flight (runs beside :meth:`play`: the actor is threaded)."""
@@ -106,6 +110,7 @@ class RayMatch(Match):
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
         """Play the match on the cluster; Ctrl-C or an SPRT decision stops it."""
+        started = time.monotonic()
         todo = collections.deque(self.plan)
         counted: set[int] = set()
         self.n_actors = max(1, min(self.config.concurrency, len(self.plan)))
@@ -131,6 +136,7 @@ class RayMatch(Match):
         self._close(idle + [a for a, _ in busy.values()])
         for log in self.logs:
             log.close()
+        self.result.seconds = time.monotonic() - started
         if self.config.out_dir:
             save_summary(self.config.out_dir, self.result)
         return self.result
@@ -205,3 +211,62 @@ def run_match_ray(config: MatchConfig, address: str,
     finally:
         if owned:
             ray.shutdown()
+
+
+class RayPool:
+    """Runs batches of games (a tuner's pairs) on Ray actors: :meth:`submit` a batch
+    under a key, :meth:`next_done` gives (key, records) as batches end; records is None
+    when the actor died (the caller resubmits)."""
+
+    def __init__(self, config: MatchConfig, slots: int, cpus_per_game: float = 1.0) -> None:
+        self.config = config
+        self.slots = slots
+        self.cpus_per_game = cpus_per_game
+        self.remote_cls = ray.remote(max_concurrency=2)(RemoteTable)
+        self.started = 0
+        self.idle = [self._new_actor() for _ in range(slots)]
+        self.busy: dict[Any, tuple[Any, Any]] = {}
+        self.lost = 0
+
+    def _new_actor(self) -> Any:
+        self.started += 1
+        return self.remote_cls.options(num_cpus=self.cpus_per_game).remote(
+            self.config, f"r{self.started}", False)
+
+    def free(self) -> int:
+        return len(self.idle)
+
+    def in_flight(self) -> int:
+        return len(self.busy)
+
+    def submit(self, key: Any, games: list[ScheduledGame]) -> None:
+        actor = self.idle.pop()
+        self.busy[actor.play_games.remote(games)] = (actor, key)
+
+    def next_done(self, timeout: float) -> Optional[tuple[Any, Optional[list[GameRecord]]]]:
+        ready, _ = ray.wait(list(self.busy), num_returns=1, timeout=timeout)
+        if not ready:
+            return None
+        actor, key = self.busy.pop(ready[0])
+        try:
+            records, _ = ray.get(ready[0])
+        except RayActorError:
+            self.lost += 1
+            if self.started - self.slots < MAX_REPLACEMENTS:
+                self.idle.append(self._new_actor())
+            return key, None
+        self.idle.append(actor)
+        return key, records
+
+    def stop(self) -> None:
+        for actor, _ in self.busy.values():
+            actor.stop.remote()
+
+    def close(self) -> None:
+        actors = self.idle + [a for a, _ in self.busy.values()]
+        refs = [a.close.remote() for a in actors]
+        try:
+            ray.wait(refs, num_returns=len(refs), timeout=15)
+        finally:
+            for actor in actors:
+                ray.kill(actor)

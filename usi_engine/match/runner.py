@@ -16,6 +16,7 @@ import queue
 import random
 import re
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
@@ -208,6 +209,8 @@ class ScheduledGame:
     opening: Opening
     opening_index: int
     pair: int = 0  # the two games of a pair share the opening, colours swapped
+    # per engine index, options for this game only (SPSA's perturbed values)
+    engine_options: Optional[dict[int, dict[str, str]]] = field(default=None, compare=False, hash=False)
 
 
 def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
@@ -284,17 +287,25 @@ class Player:
         self.proc: Optional[UsiProcess] = None
         self.starts = 0
         self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
+        self.applied: dict[str, str] = {}       # options the process has been given
 
-    def new_game(self) -> UsiProcess:
-        """A ready process (started or restarted if needed) that got ``usinewgame``."""
+    def new_game(self, options: Optional[dict[str, str]] = None) -> UsiProcess:
+        """A ready process (started or restarted if needed) that got ``usinewgame``.
+
+        ``options`` override the spec's for this game (a tuner's values): a running
+        process gets ``setoption`` for what differs from what it has, before ``isready``.
+        """
+        wanted = {**self.spec.usi_options(), **(options or {})}
         if self.proc is None or not self.proc.alive:
             self.discard()
             self.starts += 1
             self.proc = UsiProcess(self.spec.cmd, self.log, f"{self.tag}#{self.starts}",
                                    self.spec.cwd, self.abort)
-            self.proc.open(self.spec.usi_options(), self.ready_timeout_s)
+            self.proc.open(wanted, self.ready_timeout_s)
         else:
+            self.proc.setoptions({k: v for k, v in wanted.items() if self.applied.get(k) != v})
             self.proc.isready(self.ready_timeout_s)
+        self.applied = wanted
         self.ponder_move = None
         self.proc.send("usinewgame")
         return self.proc
@@ -329,11 +340,14 @@ def _failure(ref: Referee, exc: EngineError, loser: Optional[int] = None) -> Out
     return ref.forfeit(reason, str(exc), loser)
 
 
-def _start_players(players: tuple[Player, Player], ref: Referee) -> Optional[Outcome]:
-    """Get both engines ready; an engine that fails to start loses."""
+def _start_players(players: tuple[Player, Player], ref: Referee,
+                   options: tuple[Optional[dict[str, str]], Optional[dict[str, str]]] = (None, None)
+                   ) -> Optional[Outcome]:
+    """Get both engines ready (with these per-side option overrides); an engine that
+    fails to start loses."""
     for side in (BLACK, WHITE):
         try:
-            players[side].new_game()
+            players[side].new_game(options[side])
         except EngineError as exc:
             players[side].discard()
             return _failure(ref, exc, loser=side)
@@ -444,7 +458,8 @@ def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: Gam
                         opening=game.opening_index, pair=game.pair)
     clocks = (Clock(players[BLACK].spec.tc), Clock(players[WHITE].spec.tc))
     try:
-        outcome = _start_players(players, ref)
+        overrides = game.engine_options or {}
+        outcome = _start_players(players, ref, (overrides.get(game.black), overrides.get(game.white)))
         while outcome is None:
             mover = players[ref.turn]
             outcome, move, ponder = _think(mover, ref, clocks, settings)
@@ -514,6 +529,7 @@ class MatchResult:
     pairs: dict[tuple[int, int], PairResult] = field(default_factory=dict)
     sprt_result: Optional[str] = None
     interrupted: bool = False
+    seconds: float = 0.0  # wall time of the match
 
     def add(self, game: GameRecord) -> None:
         self.games.append(game)
@@ -541,7 +557,9 @@ class MatchResult:
     def report(self) -> str:
         """The final human-readable report."""
         names = [e.name for e in self.config.engines]
-        lines = [f"Finished {len(self.games)} of {self.planned} games"
+        rate = f" in {self.seconds:.1f} s ({len(self.games) / self.seconds:.2f} games/s)" \
+            if self.seconds > 0 else ""
+        lines = [f"Finished {len(self.games)} of {self.planned} games{rate}"
                  + (" (interrupted)" if self.interrupted else "")]
         for (a, b), pair in sorted(self.pairs.items()):
             lines.append(f"{names[a]} vs {names[b]}: {pair.summary().line()}")
@@ -578,7 +596,7 @@ class MatchResult:
             "engines": [{"name": e.name, "cmd": e.cmd, "options": e.options,
                          "time_control": e.tc.describe(), "ponder": e.ponder} for e in cfg.engines],
             "planned_games": self.planned, "games": len(self.games),
-            "interrupted": self.interrupted,
+            "interrupted": self.interrupted, "seconds": round(self.seconds, 3),
             "pairs": [{"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name,
                        **p.summary().as_dict()} for (a, b), p in sorted(self.pairs.items())],
             "first_engine": {"engine": cfg.engines[0].name, **t.summary().as_dict()},
@@ -649,6 +667,15 @@ class Table:
         """Play ``game``; its ``outcome`` is None if the match was aborted meanwhile."""
         return play_game(game, (self.player(game.black), self.player(game.white)), self.settings)
 
+    def play_games(self, games: Iterable[ScheduledGame]) -> list[GameRecord]:
+        """Play ``games`` one after the other (a tuner's pair); stops at an abort."""
+        records = []
+        for game in games:
+            records.append(self.play(game))
+            if records[-1].outcome is None:
+                break
+        return records
+
     def close(self) -> None:
         for p in self.players.values():
             p.close()
@@ -689,6 +716,7 @@ class Match:
 
     def run(self, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None) -> MatchResult:
         """Play the match; Ctrl-C or an SPRT decision stops it with the games so far."""
+        started = time.monotonic()
         todo: "queue.Queue[ScheduledGame]" = queue.Queue()
         for game in self.plan:
             todo.put(game)
@@ -708,6 +736,7 @@ class Match:
             t.join(timeout=10)
         for log in self.logs:
             log.close()
+        self.result.seconds = time.monotonic() - started
         if self.config.out_dir:
             save_summary(self.config.out_dir, self.result)
         return self.result

@@ -1,0 +1,91 @@
+"""usi_engine.tunables: USI option lines, shogiarena's usi_tunables answer, setoption parsing."""
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from usi_engine import tunables
+from usi_engine.core.params import PARAMS
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_option_lines_declare_every_param_as_a_spin():
+    lines = tunables.usi_option_lines()
+    assert len(lines) == len(PARAMS) > 0
+    for line, p in zip(lines, PARAMS):
+        assert line == (f"option name Tune_{p.name} type spin default {p.default} "
+                        f"min {p.lo} max {p.hi}")
+        assert line.isascii()
+
+
+def test_usi_tunables_answer_has_shogiarenas_form():
+    info, done = tunables.usi_tunables_lines()
+    assert done == "usi_tunablesok"
+    prefix = "info string shogiarena_tunables_json "
+    assert info.startswith(prefix) and info.isascii() and "\n" not in info
+    data = json.loads(info[len(prefix):])
+    assert data["schema_version"] == "shogiarena.usi_tunables.v1"
+    assert [t["id"] for t in data["tunables"]] == [p.name for p in PARAMS]
+    for t, p in zip(data["tunables"], PARAMS):
+        assert t == {"id": p.name, "option": f"Tune_{p.name}", "value_type": "int",
+                     "encoding": "integer", "default": p.default, "min": p.lo, "max": p.hi,
+                     "schedule": {"c_end": p.step, "r_end": 0.002}}
+        assert p.lo <= p.default <= p.hi   # shogiarena rejects a default outside the bounds
+
+
+def test_setoption_maps_back_to_the_table():
+    values = [p.default for p in PARAMS]
+    for i, p in enumerate(PARAMS):
+        assert tunables.parse_setoption(f"Tune_{p.name}", str(p.hi)) == (i, p.hi)
+        assert tunables.parse_setoption(f"tune_{p.name.lower()}", f" {p.lo} ") == (i, p.lo)
+        assert tunables.apply_setoption(values, f"Tune_{p.name}", str(p.lo)) == i
+        assert values[i] == p.lo
+        assert tunables.is_tunable(f"TUNE_{p.name.upper()}")
+    assert not tunables.is_tunable("USI_Hash")
+
+
+def test_bad_setoption_values_are_refused_and_nothing_is_lost():
+    p = PARAMS[0]
+    values = [q.default for q in PARAMS]
+    before = list(values)
+    for name, value, error in [
+            ("Tune_NoSuchThing", "1", "Tune_NoSuchThing: not a tunable"),
+            (p.name, "1", f"{p.name}: not a tunable"),                 # the prefix is needed
+            (f"Tune_{p.name}", "abc", f"Tune_{p.name}: 'abc' is not an integer"),
+            (f"Tune_{p.name}", "1.5", "is not an integer"),
+            (f"Tune_{p.name}", str(p.hi + 1), f"Tune_{p.name}: {p.hi + 1} is outside {p.lo}..{p.hi}"),
+            (f"Tune_{p.name}", str(p.lo - 1), "is outside")]:
+        with pytest.raises(ValueError, match=error.replace(".", r"\.").replace("(", r"\(")):
+            tunables.apply_setoption(values, name, value)
+        assert values == before
+
+
+def test_cfg_and_params_patch():
+    tuned = {p.name: p.lo for p in PARAMS}
+    text = tunables.cfg_text(tuned, "SPSA result\n100 pairs")
+    assert text.splitlines()[:3] == ["; SPSA result", "; 100 pairs", "[options]"]
+    assert f"Tune_{PARAMS[0].name} = {PARAMS[0].lo}" in text
+    with pytest.raises(ValueError, match="not in core/params.py: Bogus"):
+        tunables.cfg_text({"Bogus": 1})
+    source = open(os.path.join(REPO, "usi_engine", "core", "params.py")).read()
+    patched = tunables.with_defaults(source, tuned)
+    changed = [line for line in difflib.unified_diff(source.splitlines(), patched.splitlines(), lineterm="")
+               if line.startswith("+") and not line.startswith("+++")]
+    assert len(changed) == sum(p.lo != p.default for p in PARAMS)
+    namespace: dict = {}
+    exec(compile(patched, "params.py", "exec"), namespace)
+    assert [q.default for q in namespace["PARAMS"]] == [p.lo for p in PARAMS]
+    with pytest.raises(ValueError, match="no Param"):
+        tunables.with_defaults(source, {"Bogus": 1})
+
+
+def test_importing_tunables_does_not_import_numba():
+    code = "import sys, usi_engine.tunables; assert 'numba' not in sys.modules"
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": REPO})
+    assert run.returncode == 0, run.stderr
