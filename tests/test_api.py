@@ -208,3 +208,12 @@ def test_docs_api_examples_run(capsys):
         for expected in re.findall(r"^print\(.*\)\s+#\s*(.+?)\s*$", block, re.M):
             expected = re.sub(r"\s+\(.*\)$", "", expected)      # drop a trailing remark
             assert expected.strip() in out, f"docs/api.md promises {expected!r}, got:\n{out}"
+
+
+@pytest.mark.parametrize("module", ["move", "piece", "position", "record", "api", "usi"])
+def test_module_examples_run(module):
+    import doctest
+    import importlib
+    mod = importlib.import_module(f"usi_engine.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, f"{module}: {result}"

@@ -129,6 +129,8 @@ def detect_format(text: str) -> str:
             return "ki2"
         if re.match(r"^(V2|PI|P[1-9+-]|N[+-]|[+-][0-9]{4}[A-Z]{2})", s):
             return "csa"
+        if s.split()[0].count("/") == 8:
+            return "usi"                     # a bare SFEN
         if s.split()[0] in ("position", "startpos", "sfen") or re.match(r"^([1-9][a-i][1-9][a-i]\+?|[PLNSBRG]\*[1-9][a-i])\b", s):
             return "usi"
     return "kif"

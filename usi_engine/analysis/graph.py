@@ -1,6 +1,7 @@
-"""The evaluation graph: black's score over the game, clipped to +-GRAPH_CLIP_CP, with the
-blunders, mistakes and inaccuracies marked where they were played.  matplotlib (the
-``analysis`` extra) draws it without pyplot, so no GUI backend is touched.
+"""The evaluation graph: black's score over the game, clipped to +-GRAPH_CLIP_CP (the axis
+shrinks to the game's range, down to +-MIN_RANGE_CP), with the blunders, mistakes and
+inaccuracies marked where they were played.  matplotlib (the ``analysis`` extra) draws it
+without pyplot, so no GUI backend is touched.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from .game import GameAnalysis
 
 GRAPH_CLIP_CP = 2000
+MIN_RANGE_CP = 600             # the y axis spans at least +-600
 WIDTH_PX, HEIGHT_PX, DPI = 1000, 450, 100
 MARKERS = {"blunder": ("#d62728", "X", 90), "mistake": ("#ff7f0e", "v", 60),
            "inaccuracy": ("#bcbd22", "o", 30)}
@@ -40,7 +42,9 @@ def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
             ax.scatter([x for x, _ in marked], [y for _, y in marked], c=color, marker=marker, s=size,
                        zorder=3, label=f"{label} ({len(marked)})")
     ax.set_xlim(0, max(1, len(analysis.positions) - 1))
-    ax.set_ylim(-GRAPH_CLIP_CP * 1.08, GRAPH_CLIP_CP * 1.08)
+    # as tall as the game needs (a quiet game is not a flat line), never beyond the clip
+    top = min(GRAPH_CLIP_CP, max([MIN_RANGE_CP] + [abs(y) * 1.15 for y in ys]))
+    ax.set_ylim(-top * 1.04, top * 1.04)
     ax.set_xlabel("move")
     ax.set_ylabel("evaluation, black's view (cp)")
     ax.grid(True, alpha=0.3)
