@@ -592,9 +592,10 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     buf = io.BytesIO()
     proto = UsiProtocol(Options.create({}), out=Output(buf))
     eng = proto.engine
-    eng._np, eng._position_cls, eng._searcher = np, Position, _CrashingSearcher()
-    eng._ready, eng._config_key = True, None
-    eng._configure = lambda force=False: None
+    backend = eng.backend
+    backend.np, backend._position_cls, backend.searcher = np, Position, _CrashingSearcher()
+    backend.ready = True
+    backend.configure = lambda force=False: None
     proto.handle("position startpos moves 7g7f")
     proto.handle("go btime 0 wtime 0 byoyomi 300")
     assert eng._job.done.wait(5)
