@@ -640,3 +640,66 @@ def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
         assert shogi.Move.from_usi(m) in board.legal_moves
         board.push_usi(m)
     assert board.is_checkmate()
+
+
+def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
+    """A GUI with ponder on sends the next `position` + `go` (ponder or not) the moment it
+    reads a bestmove. The engine must be idle by then: no 'go received while thinking',
+    exactly one bestmove per go. The opponent plays the ponder move every other time
+    (ponderhit), otherwise another legal move (stop, then the real position)."""
+    import random
+    rng = random.Random(3)
+    engine.send("setoption name USI_Ponder value true")
+    engine.send("usinewgame")
+    engine.sync()
+    moves: list[str] = []
+    board = shogi.Board()
+    transcript: list[str] = []
+    gos = 0
+    gaps = []                                   # ms from a bestmove to our next go
+
+    def go(line: str, after: float | None) -> None:
+        nonlocal gos
+        sent = engine.send(line)
+        gos += 1
+        if after is not None:
+            gaps.append((sent - after) * 1000)
+
+    def bestmove(timeout=10.0):
+        stamp, lines = engine.read_until("bestmove", timeout)
+        transcript.extend(lines)
+        parts = lines[-1].split()
+        return stamp, parts[1], (parts[3] if len(parts) == 4 else None)
+
+    engine.send("position startpos")
+    go("go btime 0 wtime 0 byoyomi 150", None)
+    stamp, best, ponder = bestmove()
+    for turn in range(16):
+        if best in ("resign", "win") or board.is_game_over():
+            break
+        board.push_usi(best)
+        moves.append(best)
+        if ponder is None or board.is_game_over():
+            break
+        engine.send("position startpos moves " + " ".join(moves + [ponder]))
+        go("go ponder btime 0 wtime 0 byoyomi 150", stamp)
+        time.sleep(0.05)
+        legal = sorted(m.usi() for m in board.legal_moves)
+        reply = ponder if turn % 2 == 0 else rng.choice([m for m in legal if m != ponder] or legal)
+        if reply == ponder:
+            engine.send("ponderhit")
+        else:
+            engine.send("stop")
+            stamp, _, _ = bestmove()            # the ponder search's answer: discarded
+            engine.send("position startpos moves " + " ".join(moves + [reply]))
+            go("go btime 0 wtime 0 byoyomi 150", stamp)
+        board.push_usi(reply)
+        moves.append(reply)
+        stamp, best, ponder = bestmove()
+    engine.send("setoption name USI_Ponder value false")
+    transcript.extend(engine.sync())
+    print(f"{gos} go's, {len(moves)} plies; go sent {max(gaps):.2f} ms at most after a bestmove "
+          f"(median {sorted(gaps)[len(gaps) // 2]:.2f} ms)")
+    assert gos >= 10
+    assert not any("go received while thinking" in line for line in transcript)
+    assert sum(1 for line in transcript if line.startswith("bestmove")) == gos

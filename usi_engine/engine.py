@@ -20,6 +20,8 @@ from .options import Options, ascii_clean
 from .resign import ResignRule
 from .timeman import Budget, GoParams, TimeSettings, compute_budget
 
+STOP_WAIT_S = 5.0   # a search that has not ended this long after `stop` is considered hung
+
 
 class Engine:
     def __init__(self, out, options: Options, log: Callable[[str], None] | None = None) -> None:
@@ -41,8 +43,9 @@ class Engine:
 
     # ------------------------------------------------------------------ game state
     def searching(self) -> bool:
+        """A search is using the search contexts (its answer is not out yet)."""
         job = self._job
-        return job is not None and not job.finished()
+        return job is not None and not job.answered
 
     def position(self):
         return self.game.position()
@@ -67,9 +70,11 @@ class Engine:
     def go(self, params: GoParams, received: float | None = None) -> None:
         """Start thinking; `received` (time.monotonic()) is when the `go` line arrived:
         the GUI's clock runs from then, so ours does too."""
-        if self.searching():
-            self.out.info("go received while thinking: stopping the previous search first")
-            self.stop(wait=True)
+        if not self._previous_search_ended():
+            self.out.info(f"the previous search did not stop within {STOP_WAIT_S:g} s: "
+                          "answering without a search")
+            self.out.send(self.fallback_answer(params))
+            return
         self.ensure_ready()
         job, target = self._new_job(params)
         if received is not None and not job.pondering:
@@ -77,6 +82,17 @@ class Engine:
         self.log(f"go {params} budget {job.budget}")
         self._job = job
         job.start(target, self._stability)
+
+    def _previous_search_ended(self) -> bool:
+        """Wait for the previous job's worker to end (it is ending already when its answer
+        is out); a GUI that sends `go` before `stop` gets that search stopped first."""
+        prev = self._job
+        if prev is None:
+            return True
+        if not prev.answered:
+            self.out.info("go received while thinking: stopping the previous search first")
+            prev.request_stop()
+        return prev.wait_finished(STOP_WAIT_S)
 
     def _new_job(self, params: GoParams):
         """The SearchJob for `go` and the function its worker runs."""
@@ -107,7 +123,7 @@ class Engine:
             return
         job.request_stop()
         if wait:
-            job.done.wait(5.0)
+            job.wait_finished(STOP_WAIT_S)
 
     def ponderhit(self, params: GoParams | None = None, received: float | None = None) -> None:
         job = self._job

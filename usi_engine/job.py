@@ -82,7 +82,19 @@ class SearchJob:
         self.wake.set()
 
     def finished(self) -> bool:
+        """The answer has been printed."""
         return self.done.is_set()
+
+    def wait_finished(self, timeout: float) -> bool:
+        """Wait until the answer is out and the worker thread has ended; False on timeout."""
+        deadline = time.monotonic() + timeout
+        if not self.done.wait(timeout):
+            return False
+        worker = self.worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(max(0.0, deadline - time.monotonic()))
+            return not worker.is_alive()
+        return True
 
     def wait_until_released(self, quitting: Callable[[], bool]) -> None:
         """USI: while pondering or in `go infinite`, bestmove waits for stop / ponderhit."""
@@ -101,15 +113,19 @@ class SearchJob:
                 if info.pv:
                     self.last_info = info
             clock = self.clock
+            # the time check waits for the iteration's last line (fewer than MultiPV when
+            # there are fewer root moves)
             if (clock is not None and not self.pondering and info.bound is None
-                    and info.multipv == self.multipv
+                    and getattr(info, "last_line", info.multipv == self.multipv)
                     and not clock.start_next_iteration(self.elapsed_ms(), stability(self))):
                 self.stop[0] = 1
         except Exception as exc:  # never let reporting kill the search
             log(f"on_iteration: {exc!r}")
 
     def answer(self, out, lines: list[str], quitting: bool) -> None:
-        """Print the answer, once whatever happens."""
+        """Print the answer, once whatever happens. The search is over by then (helpers
+        joined): `answered` is set before the bestmove goes out, so a `go` that the GUI
+        sends the moment it reads it finds the engine idle."""
         with self.lock:
             if self.answered:
                 return

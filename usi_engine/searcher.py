@@ -25,6 +25,19 @@ DEFAULT_TT_ENTRIES = 1 << 20
 ASPIRATION_DELTA = 40
 
 
+# Lazy SMP helpers skip depths by a pattern (Stockfish 8's): helper i uses entry (i-1) % 20;
+# it skips depth d when ((d + game ply + phase) // size) is odd, so helpers of one size
+# cover different depths and larger sizes run further ahead.
+SKIP_SIZE = (1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4)
+SKIP_PHASE = (0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7)
+
+
+def helper_skips(i: int, depth: int, ply: int) -> bool:
+    """Whether Lazy SMP helper `i` (1..) skips iteration `depth` at game ply `ply`."""
+    k = (i - 1) % len(SKIP_SIZE)
+    return ((depth + ply + SKIP_PHASE[k]) // SKIP_SIZE[k]) % 2 == 1
+
+
 @dataclass
 class IterationInfo:
     """One `info` line: a finished iteration, a fail-high/low, or one MultiPV line."""
@@ -39,6 +52,7 @@ class IterationInfo:
     nps: int
     hashfull: int
     pv: list[str] = field(default_factory=list)
+    last_line: bool = True       # the last MultiPV line of its iteration
 
 
 @dataclass
@@ -179,7 +193,8 @@ class Searcher:
                         best_pv = self._pv(ctx)
                 if ctx.stats[cs.S_ABORTED]:
                     break
-                for line in lines:
+                for k, line in enumerate(lines):
+                    line.last_line = k == multipv - 1
                     on_iteration(line)
                 final = lines[0]
                 if stop[0] or self._mate_proven(last_scores[0], d):
@@ -240,15 +255,19 @@ class Searcher:
         threads = []
         for i in range(1, self.threads):
             ctx = self._prepare(i, pos, self._helper_stop, 0)
-            t = threading.Thread(target=self._helper, args=(i, ctx, max_depth), daemon=True)
+            t = threading.Thread(target=self._helper, args=(i, ctx, max_depth, pos.game_ply()), daemon=True)
             t.start()
             threads.append(t)
         return threads
 
-    def _helper(self, i: int, ctx, max_depth: int) -> None:
-        """A helper thread deepens on its own (odd threads one ply ahead), sharing only the TT."""
+    def _helper(self, i: int, ctx, max_depth: int, ply: int) -> None:
+        """A helper thread deepens on its own, sharing only the TT, and skips the depths
+        its skip pattern says: helpers spread over depths instead of repeating the main
+        thread's work."""
         arrays = self._positions[i]
-        for d in range(1 + i % 2, max_depth + 1):
+        for d in range(1, max_depth + 1):
+            if helper_skips(i, d, ply):
+                continue
             cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, d * cs.ONE_PLY)
             if self._helper_stop[0]:
                 return
