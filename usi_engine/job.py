@@ -30,6 +30,7 @@ class SearchJob:
         self.done = threading.Event()        # the answer has been printed
         self.clock: Clock | None = None
         self.clock_start = 0.0
+        self.deadline: float | None = None   # ms: the stop was decided, it happens then
         self.go_time = time.monotonic()
         self.tracker = StabilityTracker()
         self.last_info = None                # last IterationInfo with multipv 1
@@ -44,6 +45,7 @@ class SearchJob:
     def start_clock(self, budget: Budget | None, credit_ms: float = 0.0) -> None:
         self.clock_start = time.monotonic()
         self.clock = Clock(budget, credit_ms) if budget is not None else None
+        self.deadline = None
 
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.clock_start) * 1000.0
@@ -71,10 +73,20 @@ class SearchJob:
             clock = self.clock
             if clock is not None and not self.pondering:
                 elapsed = self.elapsed_ms()
-                if elapsed >= clock.budget.maximum or clock.should_stop(elapsed, stability(self)):
+                if self.deadline is None and clock.should_stop(elapsed, stability(self)):
+                    self.decide_stop(elapsed)
+                if self.deadline is not None and elapsed >= self.deadline:
                     self.stop[0] = 1
                     break
             self.done.wait(MONITOR_PERIOD_S)
+
+    def decide_stop(self, elapsed_ms: float) -> None:
+        """The clock says stop: now, or at the end of the current whole second when the
+        rest of it is free; the monitor stops the search then."""
+        if self.deadline is None:
+            self.deadline = self.clock.stop_time(elapsed_ms)
+        if elapsed_ms >= self.deadline:
+            self.stop[0] = 1
 
     def request_stop(self) -> None:
         self.stop_requested = True
@@ -118,7 +130,7 @@ class SearchJob:
             if (clock is not None and not self.pondering and info.bound is None
                     and getattr(info, "last_line", info.multipv == self.multipv)
                     and not clock.start_next_iteration(self.elapsed_ms(), stability(self))):
-                self.stop[0] = 1
+                self.decide_stop(self.elapsed_ms())
         except Exception as exc:  # never let reporting kill the search
             log(f"on_iteration: {exc!r}")
 

@@ -106,6 +106,7 @@ def builtin_options() -> list[Option]:
         Option("NetworkDelay2", SPIN, 120, 0, 10000),
         Option("MinimumThinkingTime", SPIN, 100, 0, 100000),
         Option("SlowMover", SPIN, 100, 1, 1000),
+        Option("RoundUpToFullSecond", CHECK, True),   # whole-second clocks: think to just before the next second
         Option("ResignValue", SPIN, 99999, 0, 99999),
         Option("DrawValue", SPIN, -2, -30000, 30000),
         Option("MaxMovesToDraw", SPIN, 0, 0, 100000),
