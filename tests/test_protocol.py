@@ -703,3 +703,29 @@ def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
     assert gos >= 10
     assert not any("go received while thinking" in line for line in transcript)
     assert sum(1 for line in transcript if line.startswith("bestmove")) == gos
+
+
+def test_go_after_a_rejected_position_resigns_instead_of_playing_the_old_one(engine):
+    """A `position` with an illegal move (a pawn left unpromoted on the last rank) is refused;
+    a `go` then must not answer for the previous position: it names the problem and resigns."""
+    sfen = "k8/4P4/9/9/9/9/9/9/4K4 b - 1"
+    engine.send(f"position sfen {sfen}")
+    engine.send(f"position sfen {sfen} moves 5b5a")
+    said = info_strings(engine.sync())
+    assert len(said) == 1 and said[0].startswith("position: ") and "5b5a" in said[0]
+    _, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert best == "resign"
+    refusal = info_strings(lines)
+    assert len(refusal) == 1
+    assert refusal[0].startswith("go: no search, the last position was rejected (position: ")
+    assert "5b5a" in refusal[0]
+    assert not any(line.startswith("info depth") for line in lines)
+    # pondering on it: the answer still waits for stop
+    engine.send("go ponder btime 0 wtime 0 byoyomi 300")
+    assert not any(line.startswith("bestmove") for line in engine.no_output(0.3))
+    engine.send("stop")
+    assert engine.read_until("bestmove", 5)[1][-1] == "bestmove resign"
+    # a good position clears it
+    engine.send(f"position sfen {sfen} moves 5b5a+")
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert_legal(f"sfen {sfen} moves 5b5a+", best)

@@ -96,9 +96,11 @@ class Engine:
 
     def _new_job(self, params: GoParams):
         """The SearchJob for `go` and the function its worker runs."""
-        pos = self.position().copy()
         np = self.backend.np
         stop_array = np.zeros(1, np.int32)
+        if self.game.rejected is not None:
+            return SearchJob(params, None, stop_array, None, 1), self._run_refusal
+        pos = self.position().copy()
         settings = TimeSettings.from_options(self.options)
         if params.is_mate:
             return SearchJob(params, pos, stop_array, _mate_budget(params, settings), 1), self._run_mate
@@ -109,6 +111,8 @@ class Engine:
         """The answer to a `go` that could not start a search at all."""
         if params.is_mate:
             return "checkmate timeout"
+        if self.game.rejected is not None:
+            return "bestmove resign"
         try:
             legal = self.position().legal_moves()
             if legal:
@@ -130,7 +134,7 @@ class Engine:
         if job is None or job.finished() or not job.pondering:
             return
         budget = job.budget
-        if params is not None and params.has_clock():
+        if params is not None and params.has_clock() and job.pos is not None:
             settings = TimeSettings.from_options(self.options)
             budget = compute_budget(params, job.pos.side_to_move(), job.pos.game_ply(), settings)
         job.ponderhit(budget, received)
@@ -245,6 +249,17 @@ class Engine:
         if self.options["USI_Ponder"] and len(pv) > 1:
             return f"bestmove {pv[0]} ponder {pv[1]}"
         return f"bestmove {pv[0]}"
+
+    def _run_refusal(self, job: SearchJob) -> None:
+        """`go` after a rejected `position`: the GUI's position is unknown, so no search;
+        resigning beats a move for the wrong position (an illegal move, a foul)."""
+        reason = ascii_clean(self.game.rejected or "", 300)
+        answer = "checkmate timeout" if job.params.is_mate else "bestmove resign"
+        try:
+            job.wait_until_released(self._is_quitting)
+        finally:
+            job.answer(self.out, [f"info string go: no search, the last position was rejected ({reason})",
+                                  answer], self.quitting)
 
     def _run_mate(self, job: SearchJob) -> None:
         answer = "checkmate notimplemented"

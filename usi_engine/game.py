@@ -14,6 +14,9 @@ class GameState:
         self._load_position_cls = position_cls_loader   # imports usi_engine.position lazily
         self._pos = None                    # current position (None = start position)
         self._cache: tuple[str, object] | None = None   # (last `position` arguments, position)
+        # why the last `position` was refused: until a good one arrives, `go` must not
+        # search the previous position (the GUI believes another one is on the board)
+        self.rejected: str | None = None
 
     def position(self):
         """The current position (the start position until a `position` line arrived)."""
@@ -24,7 +27,15 @@ class GameState:
     def set_position(self, text: str):
         """`position ...`: the new position; ValueError (position unchanged) for anything
         malformed or illegal."""
-        text = " ".join(text.split())
+        try:
+            pos = self._parse(" ".join(text.split()))
+        except ValueError as exc:
+            self.rejected = str(exc)
+            raise
+        self.rejected = None
+        return pos
+
+    def _parse(self, text: str):
         _check_head(text)
         pos = self._extend_cached(text)
         if pos is None:
