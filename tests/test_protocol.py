@@ -729,3 +729,37 @@ def test_go_after_a_rejected_position_resigns_instead_of_playing_the_old_one(eng
     engine.send(f"position sfen {sfen} moves 5b5a+")
     _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
     assert_legal(f"sfen {sfen} moves 5b5a+", best)
+
+
+def test_go_searchmoves_restricts_the_root(engine):
+    engine.send("position startpos")
+    _, best, _, lines = go_and_wait(engine, "go depth 4 searchmoves 1g1f 9g9f")
+    assert best in ("1g1f", "9g9f")
+    pvs = [line.split(" pv ")[1].split()[0] for line in lines if line.startswith("info depth")]
+    assert pvs and set(pvs) <= {"1g1f", "9g9f"}
+    engine.send("setoption name MultiPV value 3")
+    _, best, _, lines = go_and_wait(engine, "go depth 3 searchmoves 1g1f 9g9f 5e5d")
+    engine.send("setoption name MultiPV value 1")
+    assert info_strings(lines)[0] == "go: searchmoves: not legal here, ignored: 5e5d"
+    firsts = {line.split(" pv ")[1].split()[0] for line in lines if " multipv " in line}
+    assert firsts == {"1g1f", "9g9f"}                      # two lines: only two moves to show
+    _, best, _, lines = go_and_wait(engine, "go depth 2 searchmoves 5e5d")
+    assert info_strings(lines) == ["go: searchmoves: not legal here, ignored: 5e5d",
+                                   "go: searchmoves: no legal move given, searching all moves"]
+    assert_legal("startpos", best)
+
+
+def test_clear_hash_forgets_what_the_search_learned(engine):
+    """A fixed-depth search after `Clear Hash` repeats the node count of one after
+    usinewgame; a second search on the warm table differs."""
+    def nodes(go_line):
+        _, _, _, lines = go_and_wait(engine, go_line, 60)
+        return int(lines[-2].split()[lines[-2].split().index("nodes") + 1])
+    engine.send("position startpos moves 7g7f 3c3d")
+    engine.send("usinewgame")
+    fresh = nodes("go depth 7")
+    warm = nodes("go depth 7")
+    engine.send("setoption name Clear Hash")
+    assert engine.sync() == []
+    cleared = nodes("go depth 7")
+    assert warm != fresh and cleared == fresh

@@ -281,3 +281,12 @@ def test_byoyomi_with_main_time_uses_the_main_time_too():
     by60, by120 = mean_spent(60, main_ms=60000, byoyomi_ms=1000), mean_spent(120, main_ms=60000, byoyomi_ms=1000)
     print(f"60 s + 1 s byoyomi: {by60:.0%} of the main time spent by ply 60, {by120:.0%} by ply 120")
     assert 0.25 <= by60 <= 0.7 and by120 >= 0.7
+
+
+def test_parse_go_searchmoves():
+    p = go("btime 1000 wtime 1000 byoyomi 100 searchmoves 7g7f 2g2f")
+    assert p.searchmoves == ["7g7f", "2g2f"] and p.byoyomi == 100
+    p = go("searchmoves 7g7f P*5e depth 3")          # the moves end at the next keyword
+    assert p.searchmoves == ["7g7f", "P*5e"] and p.depth == 3
+    p, errors = parse_go(["searchmoves"])
+    assert p.searchmoves is None and errors == ["go: searchmoves without moves, ignored"]

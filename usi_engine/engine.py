@@ -62,6 +62,12 @@ class Engine:
         self.resign.reset()
         self.backend.new_game(idle=not self.searching())
 
+    def press(self, button: str) -> None:
+        """A button option: `Clear Hash` forgets the TT and the histories (now when idle,
+        else before the next search)."""
+        if button == "Clear Hash":
+            self.backend.new_game(idle=not self.searching())
+
     def gameover(self, result: str) -> None:
         self.stop(wait=True)
         self.resign.reset()
@@ -105,7 +111,25 @@ class Engine:
         if params.is_mate:
             return SearchJob(params, pos, stop_array, _mate_budget(params, settings), 1), self._run_mate
         budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings)
-        return SearchJob(params, pos, stop_array, budget, int(self.options["MultiPV"])), self._run_search
+        job = SearchJob(params, pos, stop_array, budget, int(self.options["MultiPV"]))
+        job.root_moves = self._root_moves(pos, params.searchmoves)
+        return job, self._run_search
+
+    def _root_moves(self, pos, searchmoves: list[str] | None) -> list[str]:
+        """The moves to choose from: the legal moves, or those of `go searchmoves` that
+        are legal (all legal moves, with an info string, when none is)."""
+        legal = pos.legal_moves()
+        if not searchmoves:
+            return legal
+        illegal = [m for m in searchmoves if m not in legal]
+        if illegal:
+            self.out.info("go: searchmoves: not legal here, ignored: "
+                          + ascii_clean(" ".join(illegal), 200))
+        chosen = [m for m in dict.fromkeys(searchmoves) if m in legal]
+        if legal and not chosen:
+            self.out.info("go: searchmoves: no legal move given, searching all moves")
+            return legal
+        return chosen
 
     def fallback_answer(self, params: GoParams) -> str:
         """The answer to a `go` that could not start a search at all."""
@@ -168,7 +192,7 @@ class Engine:
             job.answer(self.out, lines or ["bestmove resign"], self.quitting)
 
     def _search_answer(self, job: SearchJob) -> list[str]:
-        legal = job.pos.legal_moves()
+        legal = job.root_moves
         special = self._answer_without_search(job, legal)
         if special is not None:
             job.wait_until_released(self._is_quitting)
@@ -201,8 +225,11 @@ class Engine:
         """Run the searcher; None (after an info string) if it failed."""
         on_iteration = lambda info: job.on_iteration(info, self.out, self._stability, self.log)  # noqa: E731
         try:
+            restricted = job.params.searchmoves is not None
             return self.backend.searcher.think(job.pos, depth=depth, nodes=job.params.nodes,
-                                               multipv=job.multipv, stop=job.stop, on_iteration=on_iteration)
+                                               multipv=job.multipv, stop=job.stop, on_iteration=on_iteration,
+                                               searchmoves=job.root_moves if restricted else None,
+                                               consideration=bool(self.options["ConsiderationMode"]))
         except Exception as exc:
             self.log(traceback.format_exc())
             self.out.info(f"search error: {ascii_clean(repr(exc), 160)}; playing a fallback move")

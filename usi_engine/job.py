@@ -24,6 +24,7 @@ class SearchJob:
         self.stop = stop_array
         self.budget = budget
         self.multipv = multipv
+        self.root_moves: list[str] = []      # the moves to choose from (go searchmoves)
         self.pondering = params.ponder
         self.stop_requested = False
         self.wake = threading.Event()        # stop / ponderhit / quit

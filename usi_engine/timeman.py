@@ -40,12 +40,14 @@ class GoParams:
     mate: int | None = None        # go mate <ms>
     mate_infinite: bool = False    # go mate infinite (or bare go mate)
     is_mate: bool = False
+    searchmoves: list[str] | None = None   # restrict the root to these moves (USI text)
 
     def has_clock(self) -> bool:
         return any(v is not None for v in (self.btime, self.wtime, self.byoyomi, self.binc, self.winc))
 
 
 _INT_KEYS = ("btime", "wtime", "byoyomi", "binc", "winc", "movetime", "depth", "nodes")
+_GO_KEYWORDS = set(_INT_KEYS) | {"infinite", "ponder", "mate", "searchmoves"}
 
 
 def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
@@ -98,9 +100,16 @@ def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
             else:
                 params.mate_infinite = True
                 i += 1
-        elif tok in ("searchmoves",):
-            errors.append("go: searchmoves is not supported, ignored")
-            i = n
+        elif tok == "searchmoves":
+            # the moves run to the end of the line or to the next go keyword
+            j = i + 1
+            while j < n and tokens[j].lower() not in _GO_KEYWORDS:
+                j += 1
+            params.searchmoves = tokens[i + 1:j]
+            if not params.searchmoves:
+                errors.append("go: searchmoves without moves, ignored")
+                params.searchmoves = None
+            i = j
         else:
             errors.append(f"go: unknown parameter '{_clean(tokens[i])}' ignored")
             i += 1
