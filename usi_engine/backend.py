@@ -20,7 +20,8 @@ class Backend:
         self.options = options
         self.out = out
         self.log = log
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()              # setup and configuration
+        self._import_lock = threading.Lock()
         self.np = None
         self.searcher = None
         self.ready = False
@@ -33,19 +34,22 @@ class Backend:
     # ------------------------------------------------------------------ imports
     def position_cls(self):
         """usi_engine.position.Position, imported on first use."""
-        with self.lock:
+        with self._import_lock:
             if self._position_cls is None:
                 from .position import Position
                 self._position_cls = Position
             return self._position_cls
 
     def preload(self) -> None:
-        """Import the heavy modules in the background after `usi` (no compile)."""
+        """Set everything up in the background as soon as `usi` is answered: numba compiles
+        (or loads its cache) while the GUI shows the options, and `isready` finds the work
+        done or under way instead of starting it."""
         def run():
             try:
-                self.position_cls()
-                import usi_engine.searcher  # noqa: F401
-            except Exception as exc:  # reported properly at isready
+                with self.lock:
+                    if not self.ready:
+                        self._first_setup()
+            except Exception as exc:  # isready tries again and reports it
                 self.log(f"preload failed: {exc!r}")
         threading.Thread(target=run, name="preload", daemon=True).start()
 
