@@ -244,7 +244,7 @@ def play_clock(main_ms, inc_ms=0, byoyomi_ms=0, plies=240, whole_seconds_server=
         line += f" binc {inc_ms} winc {inc_ms}" if inc_ms else ""
         line += f" byoyomi {byoyomi_ms}" if byoyomi_ms else ""
         budget = compute_budget(go(line), 0, ply, S)
-        thought = search.think(budget, rng.uniform(0.2, 1.0)) + 2    # +2 ms to print bestmove
+        thought = search.think(budget, rng.uniform(0.5, 1.0)) + 2    # +2 ms to print bestmove
         assert thought <= budget.maximum + 5 + 2, (ply, thought, budget)
         seen = thought + delay_ms                 # what the GUI or server measures
         charged = (seen // 1000) * 1000 if whole_seconds_server else seen
@@ -273,7 +273,7 @@ def test_main_time_spending_curve(name, kw):
     by60, by120 = mean_spent(60, **kw), mean_spent(120, **kw)
     print(f"{name}: {by60:.0%} of the main time spent by ply 60, {by120:.0%} by ply 120")
     assert 0.70 <= by120 <= 0.90
-    assert 0.25 <= by60 <= 0.55
+    assert 0.25 <= by60 <= 0.60
 
 
 def test_byoyomi_with_main_time_uses_the_main_time_too():

@@ -155,7 +155,7 @@ GAME_PLIES = 160
 MIN_MOVES_TO_GO = 20
 # The search stops between 55% and 100% of its soft limit (an iteration it cannot finish
 # is not started), so it spends about this share of the optimum; the plan is divided by it.
-SPENT_SHARE = 0.7
+SPENT_SHARE = 0.55
 FREE_FRACTION_MS = 700     # whole-second clock: the uncharged part of a move, calibrated by
                            # tests/test_timeman.py's simulated games (70-90% spent by ply 120)
 MAX_STEAL = 4.0            # an unstable search may take this many optimum times...
