@@ -136,3 +136,16 @@ def test_switches_are_read_without_importing_numba():
     switches = eval(out.stdout)
     assert switches == read_switches_without_import()
     assert all(isinstance(v, int) for v in switches.values())
+
+
+def test_clear_hash_is_a_button_and_consideration_mode_a_check():
+    from usi_engine.options import BUTTON, Options
+    opts = Options.create({})
+    lines = opts.usi_lines()
+    assert "option name Clear Hash type button" in lines
+    assert "option name ConsiderationMode type check default false" in lines
+    assert "option name RoundUpToFullSecond type check default true" in lines
+    assert opts.set("clear hash", None).type == BUTTON       # pressed: no value needed
+    assert opts.set("Clear Hash", "anything").type == BUTTON
+    opts.set("ConsiderationMode", "true")
+    assert opts["ConsiderationMode"] is True

@@ -592,9 +592,10 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     buf = io.BytesIO()
     proto = UsiProtocol(Options.create({}), out=Output(buf))
     eng = proto.engine
-    eng._np, eng._position_cls, eng._searcher = np, Position, _CrashingSearcher()
-    eng._ready, eng._config_key = True, None
-    eng._configure = lambda force=False: None
+    backend = eng.backend
+    backend.np, backend._position_cls, backend.searcher = np, Position, _CrashingSearcher()
+    backend.ready = True
+    backend.configure = lambda force=False: None
     proto.handle("position startpos moves 7g7f")
     proto.handle("go btime 0 wtime 0 byoyomi 300")
     assert eng._job.done.wait(5)
@@ -639,3 +640,126 @@ def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
         assert shogi.Move.from_usi(m) in board.legal_moves
         board.push_usi(m)
     assert board.is_checkmate()
+
+
+def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
+    """A GUI with ponder on sends the next `position` + `go` (ponder or not) the moment it
+    reads a bestmove. The engine must be idle by then: no 'go received while thinking',
+    exactly one bestmove per go. The opponent plays the ponder move every other time
+    (ponderhit), otherwise another legal move (stop, then the real position)."""
+    import random
+    rng = random.Random(3)
+    engine.send("setoption name USI_Ponder value true")
+    engine.send("usinewgame")
+    engine.sync()
+    moves: list[str] = []
+    board = shogi.Board()
+    transcript: list[str] = []
+    gos = 0
+    gaps = []                                   # ms from a bestmove to our next go
+
+    def go(line: str, after: float | None) -> None:
+        nonlocal gos
+        sent = engine.send(line)
+        gos += 1
+        if after is not None:
+            gaps.append((sent - after) * 1000)
+
+    def bestmove(timeout=10.0):
+        stamp, lines = engine.read_until("bestmove", timeout)
+        transcript.extend(lines)
+        parts = lines[-1].split()
+        return stamp, parts[1], (parts[3] if len(parts) == 4 else None)
+
+    engine.send("position startpos")
+    go("go btime 0 wtime 0 byoyomi 150", None)
+    stamp, best, ponder = bestmove()
+    for turn in range(16):
+        if best in ("resign", "win") or board.is_game_over():
+            break
+        board.push_usi(best)
+        moves.append(best)
+        if ponder is None or board.is_game_over():
+            break
+        engine.send("position startpos moves " + " ".join(moves + [ponder]))
+        go("go ponder btime 0 wtime 0 byoyomi 150", stamp)
+        time.sleep(0.05)
+        legal = sorted(m.usi() for m in board.legal_moves)
+        reply = ponder if turn % 2 == 0 else rng.choice([m for m in legal if m != ponder] or legal)
+        if reply == ponder:
+            engine.send("ponderhit")
+        else:
+            engine.send("stop")
+            stamp, _, _ = bestmove()            # the ponder search's answer: discarded
+            engine.send("position startpos moves " + " ".join(moves + [reply]))
+            go("go btime 0 wtime 0 byoyomi 150", stamp)
+        board.push_usi(reply)
+        moves.append(reply)
+        stamp, best, ponder = bestmove()
+    engine.send("setoption name USI_Ponder value false")
+    transcript.extend(engine.sync())
+    print(f"{gos} go's, {len(moves)} plies; go sent {max(gaps):.2f} ms at most after a bestmove "
+          f"(median {sorted(gaps)[len(gaps) // 2]:.2f} ms)")
+    assert gos >= 10
+    assert not any("go received while thinking" in line for line in transcript)
+    assert sum(1 for line in transcript if line.startswith("bestmove")) == gos
+
+
+def test_go_after_a_rejected_position_resigns_instead_of_playing_the_old_one(engine):
+    """A `position` with an illegal move (a pawn left unpromoted on the last rank) is refused;
+    a `go` then must not answer for the previous position: it names the problem and resigns."""
+    sfen = "k8/4P4/9/9/9/9/9/9/4K4 b - 1"
+    engine.send(f"position sfen {sfen}")
+    engine.send(f"position sfen {sfen} moves 5b5a")
+    said = info_strings(engine.sync())
+    assert len(said) == 1 and said[0].startswith("position: ") and "5b5a" in said[0]
+    _, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert best == "resign"
+    refusal = info_strings(lines)
+    assert len(refusal) == 1
+    assert refusal[0].startswith("go: no search, the last position was rejected (position: ")
+    assert "5b5a" in refusal[0]
+    assert not any(line.startswith("info depth") for line in lines)
+    # pondering on it: the answer still waits for stop
+    engine.send("go ponder btime 0 wtime 0 byoyomi 300")
+    assert not any(line.startswith("bestmove") for line in engine.no_output(0.3))
+    engine.send("stop")
+    assert engine.read_until("bestmove", 5)[1][-1] == "bestmove resign"
+    # a good position clears it
+    engine.send(f"position sfen {sfen} moves 5b5a+")
+    _, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 300")
+    assert_legal(f"sfen {sfen} moves 5b5a+", best)
+
+
+def test_go_searchmoves_restricts_the_root(engine):
+    engine.send("position startpos")
+    _, best, _, lines = go_and_wait(engine, "go depth 4 searchmoves 1g1f 9g9f")
+    assert best in ("1g1f", "9g9f")
+    pvs = [line.split(" pv ")[1].split()[0] for line in lines if line.startswith("info depth")]
+    assert pvs and set(pvs) <= {"1g1f", "9g9f"}
+    engine.send("setoption name MultiPV value 3")
+    _, best, _, lines = go_and_wait(engine, "go depth 3 searchmoves 1g1f 9g9f 5e5d")
+    engine.send("setoption name MultiPV value 1")
+    assert info_strings(lines)[0] == "go: searchmoves: not legal here, ignored: 5e5d"
+    firsts = {line.split(" pv ")[1].split()[0] for line in lines if " multipv " in line}
+    assert firsts == {"1g1f", "9g9f"}                      # two lines: only two moves to show
+    _, best, _, lines = go_and_wait(engine, "go depth 2 searchmoves 5e5d")
+    assert info_strings(lines) == ["go: searchmoves: not legal here, ignored: 5e5d",
+                                   "go: searchmoves: no legal move given, searching all moves"]
+    assert_legal("startpos", best)
+
+
+def test_clear_hash_forgets_what_the_search_learned(engine):
+    """A fixed-depth search after `Clear Hash` repeats the node count of one after
+    usinewgame; a second search on the warm table differs."""
+    def nodes(go_line):
+        _, _, _, lines = go_and_wait(engine, go_line, 60)
+        return int(lines[-2].split()[lines[-2].split().index("nodes") + 1])
+    engine.send("position startpos moves 7g7f 3c3d")
+    engine.send("usinewgame")
+    fresh = nodes("go depth 7")
+    warm = nodes("go depth 7")
+    engine.send("setoption name Clear Hash")
+    assert engine.sync() == []
+    cleared = nodes("go depth 7")
+    assert warm != fresh and cleared == fresh

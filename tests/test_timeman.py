@@ -1,9 +1,11 @@
 """Unit tests of usi_engine.timeman: go parsing, budgets for each time control, clock decisions."""
 
+import random
+
 import pytest
 
-from usi_engine.timeman import (BARE_GO_MS, Budget, Clock, StabilityTracker, TimeSettings,
-                                compute_budget, parse_go)
+from usi_engine.timeman import (BARE_GO_MS, MAX_SHARE, Budget, Clock, StabilityTracker, TimeSettings,
+                                compute_budget, parse_go, round_up_to_second, whole_seconds)
 
 S = TimeSettings(network_delay=60, network_delay2=120, minimum_thinking_time=100, slow_mover=100)
 
@@ -64,22 +66,23 @@ def test_byoyomi_only_is_used_fully_minus_networkdelay2():
 def test_byoyomi_plus_main_time_adds_a_share():
     b = compute_budget(go("btime 60000 wtime 60000 byoyomi 1000"), 0, 0, S)
     assert b.minimum == 880                    # the byoyomi itself is always used
-    assert b.optimum == 880 + 60000 // 60      # plus a share of the main time
+    assert b.optimum > 880 + 60000 // 80       # plus a share of the main time
     assert b.optimum < b.maximum <= 60000 + 1000 - 120
     assert not b.use_fully
 
 
 def test_sudden_death_budget():
-    b = compute_budget(go("btime 60000 wtime 30000"), 1, 0, S)  # white: 30 s
-    assert b.optimum == 30000 // 60
-    assert b.maximum == 2000                  # 4 x the share
+    b = compute_budget(go("btime 60500 wtime 30500"), 1, 0, S)  # white: 30.5 s
+    assert b.round_margin is None              # not a whole-second clock
+    assert 30500 / 80 < b.optimum < 30500 / 40
+    assert b.maximum <= 30500 * MAX_SHARE
     assert b.minimum == 100
-    late = compute_budget(go("btime 60000 wtime 30000"), 1, 200, S)
-    assert late.optimum == 30000 // 20          # fewer moves to go, more per move
+    late = compute_budget(go("btime 60500 wtime 30500"), 1, 140, S)
+    assert late.optimum > 2 * b.optimum         # fewer moves to go, more per move
 
 
 def test_sudden_death_never_past_the_flag():
-    for left in (1, 10, 50, 100, 500, 2000):
+    for left in (1, 10, 50, 100, 500, 2000, 2001):
         b = compute_budget(go(f"btime {left} wtime {left}"), 0, 100, S)
         assert 1 <= b.minimum <= b.optimum <= b.maximum
         assert b.maximum <= max(1, left - min(60, left // 2))
@@ -87,22 +90,52 @@ def test_sudden_death_never_past_the_flag():
     assert zero.maximum == 1
 
 
-def test_fischer_increment():
-    b = compute_budget(go("btime 10000 wtime 10000 binc 2000 winc 2000"), 0, 0, S)
-    assert b.optimum == int(10000 / 60 + 2000 * 0.8)
-    assert b.maximum == min(int((10000 / 60 + 1600) * 4), 10000 // 4 + 2000)
+def test_fischer_spends_the_increment_and_a_share():
+    b = compute_budget(go("btime 10500 wtime 10500 binc 2000 winc 2000"), 0, 0, S)
+    assert b.optimum > 2000                     # the whole increment, and more
+    assert b.maximum <= 10500 * MAX_SHARE + 2000
     low = compute_budget(go("btime 500 wtime 500 binc 3000 winc 3000"), 0, 0, S)
     assert low.maximum <= 500 - 60           # the increment arrives only after the move
 
 
 def test_slow_mover_and_minimum_thinking_time():
+    line = "btime 60500 wtime 60500"
     slow = TimeSettings(60, 120, 100, 200)
-    assert compute_budget(go("btime 60000 wtime 60000"), 0, 0, slow).optimum == 2000
+    assert abs(compute_budget(go(line), 0, 0, slow).optimum - 2 * compute_budget(go(line), 0, 0, S).optimum) <= 1
     patient = TimeSettings(60, 120, 3000, 100)
-    b = compute_budget(go("btime 60000 wtime 60000"), 0, 0, patient)
-    assert (b.minimum, b.optimum, b.maximum) == (3000, 3000, 4000)
+    b = compute_budget(go("btime 120500 wtime 120500"), 0, 0, patient)
+    assert b.minimum == b.optimum == 3000 < b.maximum
+    short = compute_budget(go("btime 10500 wtime 10500"), 0, 0, patient)
+    assert short.minimum < 1000              # never more than a move's share of a short clock
     capped = compute_budget(go("btime 0 wtime 0 byoyomi 100"), 0, 0, patient)
     assert capped.maximum == 50              # never past the byoyomi
+
+
+# ---------------------------------------------------------------------- whole seconds
+def test_whole_second_clock_is_recognised():
+    assert whole_seconds(go("btime 60000 wtime 59000 byoyomi 10000"))
+    assert whole_seconds(go("btime 60000 wtime 60000 binc 1000 winc 1000"))
+    assert not whole_seconds(go("btime 60000 wtime 59400"))
+    assert not whole_seconds(go("btime 0 wtime 0 byoyomi 100"))
+    assert compute_budget(go("btime 60000 wtime 60000"), 0, 0, S).round_margin == 60
+    off = TimeSettings(60, 120, 100, 100, round_up=False)
+    assert compute_budget(go("btime 60000 wtime 60000"), 0, 0, off).round_margin is None
+
+
+def test_round_up_to_second():
+    assert round_up_to_second(300, 60, 10000) == 940     # the rest of the first second is free
+    assert round_up_to_second(1500, 60, 10000) == 1940
+    assert round_up_to_second(1950, 60, 10000) == 2940   # 1950 + delay is charged 2 s anyway
+    assert round_up_to_second(2000, 60, 10000) == 2940
+    assert round_up_to_second(1500, 60, 1700) == 1700    # never past the hard limit
+
+
+def test_clock_stops_at_the_end_of_the_whole_second():
+    budget = compute_budget(go("btime 60000 wtime 60000"), 0, 40, S)
+    clock = Clock(budget)
+    assert clock.stop_time(1234) == 1940
+    assert clock.stop_time(budget.maximum) == budget.maximum
+    assert Clock(Budget(100, 1000, 3000)).stop_time(1234) == 1234   # ms clock: stop when decided
 
 
 def test_clock_scales_with_stability():
@@ -163,3 +196,97 @@ def test_ponder_credit_shortens_the_soft_limit_but_not_the_minimum():
     # byoyomi left unused is lost: no credit when the budget is to be used fully
     full = Clock(Budget(880, 880, 880, use_fully=True), credit_ms=5000)
     assert full.credit == 0 and not full.should_stop(500, 1.0)
+
+
+# ---------------------------------------------------------------------- a simulated game
+class SimulatedSearch:
+    """A search that deepens by iterations growing ~1.9x (as the engine's do), with the
+    engine's stop rules: the monitor's soft and hard limits, the end-of-iteration check,
+    and the stop moved to the end of the whole second (job.py)."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    def think(self, budget: Budget, stability: float) -> float:
+        clock = Clock(budget)
+        deadline = None
+        base = self.rng.uniform(0.2, 0.8)
+        depth, t_iter, t = 1, base, 0.0
+        while True:
+            t += 5.0                              # the monitor's period
+            while t_iter <= t:                    # iterations that ended during this tick
+                if deadline is None and not clock.start_next_iteration(t_iter, stability):
+                    deadline = clock.stop_time(t_iter)
+                if deadline is not None and t_iter >= deadline:
+                    return t_iter
+                depth += 1
+                t_iter += base * 1.9 ** depth * self.rng.uniform(0.5, 1.5)
+            if deadline is None and clock.should_stop(t, stability):
+                deadline = clock.stop_time(t)
+            if deadline is not None and t >= deadline:
+                return t
+
+
+def play_clock(main_ms, inc_ms=0, byoyomi_ms=0, plies=240, whole_seconds_server=False, seed=1,
+               delay_ms=20):
+    """Our clock over a game (we move on even plies; the opponent's time is not ours).
+
+    Returns {ply: share of the main time spent} and checks every move: the thinking never
+    passes the budget's maximum, and the clock never falls. A server (whole_seconds_server)
+    charges whole seconds rounded down and sends whole seconds; otherwise milliseconds are
+    charged, as scripts/match.py does."""
+    rng = random.Random(seed)
+    search = SimulatedSearch(rng)
+    left = float(main_ms)
+    spent = {}
+    for ply in range(0, plies, 2):
+        line = f"btime {int(left)} wtime {int(left)}"
+        line += f" binc {inc_ms} winc {inc_ms}" if inc_ms else ""
+        line += f" byoyomi {byoyomi_ms}" if byoyomi_ms else ""
+        budget = compute_budget(go(line), 0, ply, S)
+        thought = search.think(budget, rng.uniform(0.5, 1.0)) + 2    # +2 ms to print bestmove
+        assert thought <= budget.maximum + 5 + 2, (ply, thought, budget)
+        seen = thought + delay_ms                 # what the GUI or server measures
+        charged = (seen // 1000) * 1000 if whole_seconds_server else seen
+        assert charged <= left + byoyomi_ms, f"lost on time at ply {ply}: {charged:.0f} ms, {left:.0f} left"
+        left = max(0.0, left - charged) + inc_ms     # main time first, then the byoyomi
+        spent[ply + 2] = (main_ms - left) / main_ms
+    return spent
+
+
+def mean_spent(ply, **kw):
+    runs = [play_clock(seed=seed, **kw) for seed in range(6)]
+    return sum(r[ply] for r in runs) / len(runs)
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("60 s sudden death", dict(main_ms=60000)),
+    ("60 s + 1 s Fischer", dict(main_ms=60000, inc_ms=1000)),
+    ("2 s + 0.1 s Fischer", dict(main_ms=2000, inc_ms=100)),
+    ("10 min sudden death", dict(main_ms=600000)),
+    ("60 s sudden death, whole-second server", dict(main_ms=60000, whole_seconds_server=True)),
+    ("60 s + 1 s Fischer, whole-second server", dict(main_ms=60000, inc_ms=1000, whole_seconds_server=True)),
+])
+def test_main_time_spending_curve(name, kw):
+    """70-90% of the main time is spent by ply 120 (increments all used), evenly: not
+    front-loaded, and no flag falls in 240 plies."""
+    by60, by120 = mean_spent(60, **kw), mean_spent(120, **kw)
+    print(f"{name}: {by60:.0%} of the main time spent by ply 60, {by120:.0%} by ply 120")
+    assert 0.70 <= by120 <= 0.90
+    assert 0.25 <= by60 <= 0.60
+
+
+def test_byoyomi_with_main_time_uses_the_main_time_too():
+    """With byoyomi behind it the main time may run out (the byoyomi remains), but not early."""
+    by60, by120 = mean_spent(60, main_ms=60000, byoyomi_ms=1000), mean_spent(120, main_ms=60000, byoyomi_ms=1000)
+    print(f"60 s + 1 s byoyomi: {by60:.0%} of the main time spent by ply 60, {by120:.0%} by ply 120")
+    assert 0.25 <= by60 <= 0.7 and by120 >= 0.7
+
+
+def test_parse_go_searchmoves():
+    p = go("btime 1000 wtime 1000 byoyomi 100 searchmoves 7g7f 2g2f")
+    assert p.searchmoves == ["7g7f", "2g2f"] and p.byoyomi == 100
+    p = go("searchmoves 7g7f P*5e depth 3")          # the moves end at the next keyword
+    assert p.searchmoves == ["7g7f", "P*5e"] and p.depth == 3
+    p, errors = parse_go(["searchmoves"])
+    assert p.searchmoves is None and errors == ["go: searchmoves without moves, ignored"]

@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
     proto = UsiProtocol(options, log=log, messages=messages)
     try:
-        proto.run(hard_exit_after=0.8)
+        proto.run(hard_exit_after=0.5)
     except KeyboardInterrupt:
         pass
     finally:

@@ -25,7 +25,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CHECK, SPIN, COMBO, STRING, FILENAME = "check", "spin", "combo", "string", "filename"
+CHECK, SPIN, COMBO, STRING, FILENAME, BUTTON = "check", "spin", "combo", "string", "filename", "button"
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -55,6 +55,8 @@ class Option:
 
     def usi_line(self) -> str:
         line = f"option name {self.name} type {self.type}"
+        if self.type == BUTTON:
+            return line
         if self.type == CHECK:
             line += " default " + ("true" if self.default else "false")
         elif self.type == SPIN:
@@ -68,6 +70,8 @@ class Option:
     def parse(self, text: str | None) -> object:
         """Convert a `setoption` / engine.cfg value; ValueError says what is wrong."""
         raw = "" if text is None else text.strip()
+        if self.type == BUTTON:
+            return None     # pressed: the protocol runs its action
         if self.type == CHECK:
             low = raw.lower()
             if low in _TRUE:
@@ -102,10 +106,13 @@ def builtin_options() -> list[Option]:
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
         Option("MultiPV", SPIN, 1, 1, 500),
+        Option("Clear Hash", BUTTON, None),   # forget the TT and the histories (Stockfish's name)
+        Option("ConsiderationMode", CHECK, False),   # analysis: report a stopped iteration's lines
         Option("NetworkDelay", SPIN, 60, 0, 10000),
         Option("NetworkDelay2", SPIN, 120, 0, 10000),
         Option("MinimumThinkingTime", SPIN, 100, 0, 100000),
         Option("SlowMover", SPIN, 100, 1, 1000),
+        Option("RoundUpToFullSecond", CHECK, True),   # whole-second clocks: think to just before the next second
         Option("ResignValue", SPIN, 99999, 0, 99999),
         Option("DrawValue", SPIN, -2, -30000, 30000),
         Option("MaxMovesToDraw", SPIN, 0, 0, 100000),
@@ -209,15 +216,17 @@ class Options:
     def usi_lines(self) -> list[str]:
         return [opt.usi_line() for opt in self._table.values()]
 
-    def set(self, name: str, value: str | None) -> None:
-        """Apply `setoption`; ValueError (old value kept) for unknown names or bad values."""
+    def set(self, name: str, value: str | None) -> Option:
+        """Apply `setoption`; ValueError (old value kept) for unknown names or bad values.
+        Returns the option (a button's caller runs its action)."""
         key = name.strip().lower()
         if key not in self._table:
             raise ValueError(f"unknown option {ascii_clean(name.strip())}")
         opt = self._table[key]
-        if value is None and opt.type not in (STRING, FILENAME):
+        if value is None and opt.type not in (STRING, FILENAME, BUTTON):
             raise ValueError(f"option {opt.name}: missing value")
         opt.value = opt.parse(value)
+        return opt
 
     def switches(self) -> dict[str, int]:
         return {name: int(self[name]) for name in self.switch_names}

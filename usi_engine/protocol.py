@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from . import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from .engine import Engine
-from .options import Options, ascii_clean
+from .options import BUTTON, Options, ascii_clean
 from .timeman import parse_go
 
 _SETOPTION_RE = re.compile(r"^setoption\s+name\s+(.*?)(?:\s+value(?:\s+(.*))?)?\s*$", re.IGNORECASE)
@@ -239,10 +239,12 @@ class UsiProtocol:
         if value is not None:
             value = value.rstrip()
         try:
-            self.options.set(name, value)
+            opt = self.options.set(name, value)
         except ValueError as exc:
             self.out.info(str(exc))
             return
+        if opt.type == BUTTON:
+            self.engine.press(opt.name)
         if name.lower() == "debuglog":
             if self.options["DebugLog"]:
                 self.log.enable()

@@ -25,6 +25,32 @@ DEFAULT_TT_ENTRIES = 1 << 20
 ASPIRATION_DELTA = 40
 
 
+# Lazy SMP helpers skip depths by a pattern (Stockfish 8's): helper i uses entry (i-1) % 20;
+# it skips depth d when ((d + game ply + phase) // size) is odd, so helpers of one size
+# cover different depths and larger sizes run further ahead.
+SKIP_SIZE = (1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4)
+SKIP_PHASE = (0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7)
+
+
+def helper_skips(i: int, depth: int, ply: int) -> bool:
+    """Whether Lazy SMP helper `i` (1..) skips iteration `depth` at game ply `ply`."""
+    k = (i - 1) % len(SKIP_SIZE)
+    return ((depth + ply + SKIP_PHASE[k]) // SKIP_SIZE[k]) % 2 == 1
+
+
+def restrict_root(ctx, searchmoves: list[str]) -> int:
+    """Keep only the root moves named in `searchmoves` (their order kept); all of them
+    when none is a root move. Returns the number of root moves."""
+    n = int(ctx.params[cs.P_ROOT_N])
+    wanted = set(searchmoves)
+    kept = [i for i in range(n) if move_to_usi(int(ctx.root_moves[i])) in wanted]
+    if kept:
+        ctx.root_moves[:len(kept)] = ctx.root_moves[kept]
+        ctx.root_scores[:len(kept)] = ctx.root_scores[kept]
+        ctx.params[cs.P_ROOT_N] = len(kept)
+    return int(ctx.params[cs.P_ROOT_N])
+
+
 @dataclass
 class IterationInfo:
     """One `info` line: a finished iteration, a fail-high/low, or one MultiPV line."""
@@ -39,6 +65,7 @@ class IterationInfo:
     nps: int
     hashfull: int
     pv: list[str] = field(default_factory=list)
+    last_line: bool = True       # the last MultiPV line of its iteration
 
 
 @dataclass
@@ -124,7 +151,8 @@ class Searcher:
         return 1.0 / (1.0 + sum(recent))
 
     # --- thinking --------------------------------------------------------------------
-    def _prepare(self, i: int, pos: Position, stop: np.ndarray, node_limit: int) -> cs.SearchCtx:
+    def _prepare(self, i: int, pos: Position, stop: np.ndarray, node_limit: int,
+                 searchmoves: list[str] | None) -> cs.SearchCtx:
         ctx = self._contexts[i]._replace(stop=stop)
         arrays = self._positions[i]
         cb.copy_into(arrays, pos.arrays)
@@ -137,25 +165,33 @@ class Searcher:
         for name, index in self._SWITCH_PARAM.items():
             p[index] = self.switches[name]
         cs.init_root(arrays, ctx)
+        if searchmoves:
+            restrict_root(ctx, searchmoves)
         return ctx
 
     def _nodes(self) -> int:
         return int(sum(int(c.stats[cs.S_NODES]) for c in self._contexts))
 
     def think(self, pos: Position, *, depth: int | None, nodes: int | None, multipv: int,
-              stop: np.ndarray, on_iteration: Callable[[IterationInfo], None]) -> ThinkResult:
-        """Iterative deepening until `depth`, `nodes`, or stop[0] is set."""
+              stop: np.ndarray, on_iteration: Callable[[IterationInfo], None],
+              searchmoves: list[str] | None = None, consideration: bool = False) -> ThinkResult:
+        """Iterative deepening until `depth`, `nodes`, or stop[0] is set.
+
+        searchmoves: USI moves the root is restricted to (`go searchmoves`); ignored when
+        none of them is a root move. consideration (ConsiderationMode): when the search
+        stops inside an iteration, report that iteration's lines as they stand.
+        """
         self.generation = (self.generation + 1) & 255
         self._best_changes = []
         start = time.monotonic()
-        ctx = self._prepare(0, pos, stop, nodes or 0)
+        ctx = self._prepare(0, pos, stop, nodes or 0, searchmoves)
         arrays = self._positions[0]
         n_root = int(ctx.params[cs.P_ROOT_N])
         if n_root == 0:
             return ThinkResult(None, None, None)
         max_depth = min(depth or MAX_PLY - 1, MAX_PLY - 1)
         multipv = max(1, min(multipv, n_root))
-        helpers = self._start_helpers(pos, max_depth)
+        helpers = self._start_helpers(pos, max_depth, searchmoves)
         last_scores = [0] * multipv
         lines: list[IterationInfo | None] = [None] * multipv
         final: IterationInfo | None = None
@@ -170,6 +206,8 @@ class Searcher:
                         if k == 0 and ctx.stats[cs.S_ROOT_DONE] > 0:
                             best_move = int(ctx.root_moves[0])
                             best_pv = self._pv(ctx)
+                        if consideration:
+                            self._report_unfinished(ctx, d, k, lines, start, on_iteration)
                         break
                     last_scores[k] = score
                     lines[k] = self._info(ctx, d, k + 1, score, None, start, self._pv(ctx))
@@ -179,7 +217,8 @@ class Searcher:
                         best_pv = self._pv(ctx)
                 if ctx.stats[cs.S_ABORTED]:
                     break
-                for line in lines:
+                for k, line in enumerate(lines):
+                    line.last_line = k == multipv - 1
                     on_iteration(line)
                 final = lines[0]
                 if stop[0] or self._mate_proven(last_scores[0], d):
@@ -195,6 +234,20 @@ class Searcher:
             final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
         ponder = final.pv[1] if len(final.pv) > 1 else None
         return ThinkResult(move_to_usi(best_move), ponder, final)
+
+    def _report_unfinished(self, ctx, d, k, lines, start, on_iteration) -> None:
+        """ConsiderationMode: the lines of iteration `d`, stopped while searching line k:
+        lines before k are finished at depth d, line k as far as it got (when at least one
+        root move was searched), the others from depth d - 1. None ends an iteration."""
+        if ctx.stats[cs.S_ROOT_DONE] > 0:
+            lines = list(lines)
+            lines[k] = self._info(ctx, d, k + 1, int(ctx.root_scores[k]), None, start, self._pv(ctx))
+        elif k == 0:
+            return          # nothing new since the last finished iteration
+        for line in lines:
+            if line is not None:
+                line.last_line = False
+                on_iteration(line)
 
     def _aspiration(self, arrays, ctx, d, previous, k, start, on_iteration):
         """Search one iteration in a window around the previous score, widening on failure."""
@@ -235,20 +288,25 @@ class Searcher:
                              int(hashfull(self.tt, self.generation)), pv_text)
 
     # --- Lazy SMP ------------------------------------------------------------------------
-    def _start_helpers(self, pos: Position, max_depth: int) -> list[threading.Thread]:
+    def _start_helpers(self, pos: Position, max_depth: int,
+                       searchmoves: list[str] | None) -> list[threading.Thread]:
         self._helper_stop[0] = 0
         threads = []
         for i in range(1, self.threads):
-            ctx = self._prepare(i, pos, self._helper_stop, 0)
-            t = threading.Thread(target=self._helper, args=(i, ctx, max_depth), daemon=True)
+            ctx = self._prepare(i, pos, self._helper_stop, 0, searchmoves)
+            t = threading.Thread(target=self._helper, args=(i, ctx, max_depth, pos.game_ply()), daemon=True)
             t.start()
             threads.append(t)
         return threads
 
-    def _helper(self, i: int, ctx, max_depth: int) -> None:
-        """A helper thread deepens on its own (odd threads one ply ahead), sharing only the TT."""
+    def _helper(self, i: int, ctx, max_depth: int, ply: int) -> None:
+        """A helper thread deepens on its own, sharing only the TT, and skips the depths
+        its skip pattern says: helpers spread over depths instead of repeating the main
+        thread's work."""
         arrays = self._positions[i]
-        for d in range(1 + i % 2, max_depth + 1):
+        for d in range(1, max_depth + 1):
+            if helper_skips(i, d, ply):
+                continue
             cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, d * cs.ONE_PLY)
             if self._helper_stop[0]:
                 return

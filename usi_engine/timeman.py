@@ -12,6 +12,10 @@ The budget has three numbers, all in milliseconds from the moment the clock star
 * ``maximum``: the hard deadline, never passed; it keeps NetworkDelay (or
   NetworkDelay2 when byoyomi is in play) in reserve so that the bestmove reaches the
   GUI before the flag falls.
+
+On a whole-second clock (every number a multiple of 1000, as shogi servers send; the
+server charges each move in whole seconds rounded down), RoundUpToFullSecond moves every
+stop to just before the next whole second, NetworkDelay early: that thinking is free.
 """
 
 from __future__ import annotations
@@ -36,12 +40,14 @@ class GoParams:
     mate: int | None = None        # go mate <ms>
     mate_infinite: bool = False    # go mate infinite (or bare go mate)
     is_mate: bool = False
+    searchmoves: list[str] | None = None   # restrict the root to these moves (USI text)
 
     def has_clock(self) -> bool:
         return any(v is not None for v in (self.btime, self.wtime, self.byoyomi, self.binc, self.winc))
 
 
 _INT_KEYS = ("btime", "wtime", "byoyomi", "binc", "winc", "movetime", "depth", "nodes")
+_GO_KEYWORDS = set(_INT_KEYS) | {"infinite", "ponder", "mate", "searchmoves"}
 
 
 def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
@@ -94,9 +100,16 @@ def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
             else:
                 params.mate_infinite = True
                 i += 1
-        elif tok in ("searchmoves",):
-            errors.append("go: searchmoves is not supported, ignored")
-            i = n
+        elif tok == "searchmoves":
+            # the moves run to the end of the line or to the next go keyword
+            j = i + 1
+            while j < n and tokens[j].lower() not in _GO_KEYWORDS:
+                j += 1
+            params.searchmoves = tokens[i + 1:j]
+            if not params.searchmoves:
+                errors.append("go: searchmoves without moves, ignored")
+                params.searchmoves = None
+            i = j
         else:
             errors.append(f"go: unknown parameter '{_clean(tokens[i])}' ignored")
             i += 1
@@ -114,6 +127,9 @@ class Budget:
     optimum: int
     maximum: int
     use_fully: bool = False  # think until `maximum` whatever the stability (byoyomi only, movetime)
+    # whole-second clock (RoundUpToFullSecond): stop just before the next whole second,
+    # `round_margin` ms early; None when the clock is not in whole seconds
+    round_margin: int | None = None
 
 
 @dataclass
@@ -122,16 +138,48 @@ class TimeSettings:
     network_delay2: int = 120
     minimum_thinking_time: int = 100
     slow_mover: int = 100  # percent
+    round_up: bool = True  # RoundUpToFullSecond
 
     @classmethod
     def from_options(cls, options) -> "TimeSettings":
         return cls(int(options["NetworkDelay"]), int(options["NetworkDelay2"]),
-                   int(options["MinimumThinkingTime"]), int(options["SlowMover"]))
+                   int(options["MinimumThinkingTime"]), int(options["SlowMover"]),
+                   bool(options["RoundUpToFullSecond"]))
+
+
+# Main time is planned over the rest of a game of GAME_PLIES plies (a shogi game lasts
+# about 120; longer ones must not lose on time), never fewer than MIN_MOVES_TO_GO of our
+# moves. Spending remaining/moves_to_go each move uses about 75% of the main time by
+# ply 120 and leaves a geometric reserve for longer games.
+GAME_PLIES = 160
+MIN_MOVES_TO_GO = 20
+# The search stops between 55% and 100% of its soft limit (an iteration it cannot finish
+# is not started), so it spends about this share of the optimum; the plan is divided by it.
+SPENT_SHARE = 0.55
+FREE_FRACTION_MS = 700     # whole-second clock: the uncharged part of a move, calibrated by
+                           # tests/test_timeman.py's simulated games (70-90% spent by ply 120)
+MAX_STEAL = 4.0            # an unstable search may take this many optimum times...
+MAX_SHARE = 0.25           # ... but never more than this share of the main time left
 
 
 def moves_to_go(ply: int) -> int:
-    """Estimated number of our own moves still to play (a shogi game lasts ~120 plies)."""
-    return max(20, 60 - max(0, ply) // 4)
+    """Estimated number of our own moves still to play."""
+    return max(MIN_MOVES_TO_GO, (GAME_PLIES - max(0, ply)) // 2)
+
+
+def whole_seconds(go: GoParams) -> bool:
+    """True when every clock value is a whole number of seconds (a shogi server's clock)."""
+    values = [v for v in (go.btime, go.wtime, go.byoyomi, go.binc, go.winc) if v]
+    return bool(values) and all(v % 1000 == 0 for v in values)
+
+
+def round_up_to_second(t_ms: float, margin: int, hard: int) -> int:
+    """The last moment before the whole second that `t_ms` falls in, `margin` ms early: a
+    server that charges whole seconds rounded down charges no more for it. Never past `hard`."""
+    t = -(-int(t_ms) // 1000) * 1000 - margin
+    if t < t_ms:
+        t += 1000
+    return int(min(t, hard))
 
 
 def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings) -> Budget | None:
@@ -164,20 +212,31 @@ def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings) ->
         t = hard if byo > 0 else max(1, min(hard, inc // 2))
         return Budget(t, t, t, use_fully=byo > 0)
 
-    mtg = moves_to_go(ply)
-    share = time_left / mtg + inc * 0.8
+    # keep the cost of answering (NetworkDelay a move) for MIN_MOVES_TO_GO moves out of the
+    # plan: a long sudden-death game then ends with fast moves, not with a fallen flag
+    usable = time_left - min(time_left // 2, settings.network_delay * MIN_MOVES_TO_GO)
+    # the increment comes back after every move: spend it all, plus a share of the main time
+    share = (usable / moves_to_go(ply) + inc) / SPENT_SHARE
     optimum = share * settings.slow_mover / 100.0
-    maximum = min(share * 4.0, time_left / 4.0 + inc)
+    maximum = min(share * MAX_STEAL, usable * MAX_SHARE + inc)
+    round_margin = margin if settings.round_up and whole_seconds(go) else None
+    if round_margin is not None:
+        # a server charging whole seconds rounded down charges less than the thinking
+        # (the stop moves to the end of its second): plan that much more
+        optimum += FREE_FRACTION_MS
     byo_base = max(0, byo - margin) if byo > 0 else 0
     optimum += byo_base
     maximum += byo_base
-    minimum = max(settings.minimum_thinking_time, byo_base)
+    # MinimumThinkingTime never eats more than a move's share of a short main time
+    minimum = max(min(settings.minimum_thinking_time, usable // MIN_MOVES_TO_GO), byo_base)
 
     maximum = int(min(hard, maximum))
     maximum = max(1, maximum)
     optimum = int(min(maximum, max(optimum, minimum)))
-    minimum = int(min(minimum, maximum))
-    return Budget(minimum, max(1, optimum), maximum)
+    minimum = int(min(max(1, minimum), maximum))
+    if round_margin is not None:
+        maximum = round_up_to_second(maximum, round_margin, hard)   # free on this clock
+    return Budget(minimum, max(1, optimum), maximum, round_margin=round_margin)
 
 
 class StabilityTracker:
@@ -232,6 +291,14 @@ class Clock:
         if elapsed_ms >= self.budget.maximum:
             return True
         return elapsed_ms >= self.budget.minimum and elapsed_ms + self.credit >= self.soft_limit(stability)
+
+    def stop_time(self, decided_ms: float) -> float:
+        """When to really stop once the search decided to stop at `decided_ms`: on a
+        whole-second clock the rest of the current second costs nothing (RoundUpToFullSecond)."""
+        margin = self.budget.round_margin
+        if margin is None:
+            return decided_ms
+        return round_up_to_second(decided_ms, margin, self.budget.maximum)
 
     def start_next_iteration(self, elapsed_ms: float, stability: float) -> bool:
         """Checked when an iteration ends: is there time for another one?"""

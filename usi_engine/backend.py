@@ -1,0 +1,148 @@
+"""The heavy half of the engine: numba, the Searcher and the mate solver, set up lazily.
+
+Nothing here is imported before `usi` is answered. The first `isready` (or the first
+`position` / `go` of a GUI that skips it) imports numba, creates the Searcher, declares
+its switches as options, and warms the compiled code up, so that no clock runs while
+numba compiles or loads its cache.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from .options import Options
+
+
+class Backend:
+    def __init__(self, options: Options, out, log: Callable[[str], None]) -> None:
+        self.options = options
+        self.out = out
+        self.log = log
+        self.lock = threading.RLock()              # setup and configuration
+        self._import_lock = threading.Lock()
+        self.np = None
+        self.searcher = None
+        self.ready = False
+        self._position_cls = None
+        self._config_key = None
+        self._mate_mb = None                # MateHash the mate solver's table was made with
+        self._known_switches: set[str] = set()
+        self._newgame_pending = False
+
+    # ------------------------------------------------------------------ imports
+    def position_cls(self):
+        """usi_engine.position.Position, imported on first use."""
+        with self._import_lock:
+            if self._position_cls is None:
+                from .position import Position
+                self._position_cls = Position
+            return self._position_cls
+
+    def preload(self) -> None:
+        """Set everything up in the background as soon as `usi` is answered: numba compiles
+        (or loads its cache) while the GUI shows the options, and `isready` finds the work
+        done or under way instead of starting it."""
+        def run():
+            try:
+                with self.lock:
+                    if not self.ready:
+                        self._first_setup()
+            except Exception as exc:  # isready tries again and reports it
+                self.log(f"preload failed: {exc!r}")
+        threading.Thread(target=run, name="preload", daemon=True).start()
+
+    # ------------------------------------------------------------------ readiness
+    def ensure_ready(self, idle: bool) -> None:
+        """Import, create the Searcher, declare its switches, configure, warm up (once);
+        when `idle` (no search running), apply changed options and a pending new game."""
+        with self.lock:
+            if not self.ready:
+                self._first_setup()
+            if idle:
+                self.configure()
+                if self._newgame_pending:
+                    self.searcher.new_game()
+                    self._newgame_pending = False
+
+    def _first_setup(self) -> None:
+        import numpy as np
+        self.np = np
+        self.position_cls()
+        from .searcher import Searcher
+        switches = dict(getattr(Searcher, "SWITCHES", {}) or {})
+        for name in self.options.add_switches(switches):
+            self.log(f"switch {name} found only at import time")
+        for msg in self.options.report_pending() + self.options.take_messages():
+            self.out.info(msg)
+        self._known_switches = set(switches)
+        self.searcher = Searcher()
+        self.configure(force=True)
+        t0 = time.monotonic()
+        self.searcher.warmup()
+        self._exercise_position()
+        self._warmup_mate()
+        self.log(f"warmup {time.monotonic() - t0:.2f}s")
+        self.ready = True
+        self._newgame_pending = False
+
+    def _exercise_position(self) -> None:
+        """Call each Position method the front end uses once, so that numba has loaded
+        (or compiled) them before the first clock runs."""
+        Position = self._position_cls
+        pos = Position()
+        for rule in ("none", "CSA24", "CSA27"):
+            pos.can_declare(rule)
+        work = pos.copy()
+        work.push(work.legal_moves()[0])
+        work.is_check()
+        work.side_to_move()
+        work.game_ply()
+        work.sfen()
+        Position.from_usi("startpos moves 7g7f")
+
+    def _warmup_mate(self) -> None:
+        """Compile (or load) the mate solver now, so that `go mate` answers within its limit."""
+        try:
+            from .tsume import solve
+        except ImportError:
+            return
+        try:
+            pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
+            solve(pos, stop=self.np.zeros(1, self.np.int32), time_limit_ms=None, nodes=10000)
+        except Exception as exc:
+            self.log(f"mate warmup: {exc!r}")
+
+    def configure(self, force: bool = False) -> None:
+        """Pass the options to the Searcher and the mate solver (only what changed)."""
+        opts = self.options
+        switches = {k: v for k, v in opts.switches().items() if k in self._known_switches}
+        key = (int(opts["USI_Hash"]), int(opts["Threads"]), int(opts["DrawValue"]),
+               tuple(sorted(switches.items())))
+        if force or key != self._config_key:
+            self.searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
+                                    switches=dict(key[3]))
+            self._config_key = key
+        mate_mb = int(opts["MateHash"])
+        if force or mate_mb != self._mate_mb:
+            from .tsume import default_solver
+            default_solver(mate_mb)
+            self._mate_mb = mate_mb
+
+    def new_game(self, idle: bool) -> None:
+        """Forget the previous game (TT, histories) now if idle, else before the next search."""
+        if self.ready and idle:
+            self.searcher.new_game()
+        else:
+            self._newgame_pending = True
+
+    def stability(self) -> float | None:
+        """The searcher's own best-move stability, if it keeps one."""
+        searcher = self.searcher
+        if searcher is not None and hasattr(searcher, "stability"):
+            try:
+                return float(searcher.stability())
+            except Exception:
+                return None
+        return None
