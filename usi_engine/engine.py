@@ -111,6 +111,8 @@ class Engine:
         self._job_lock = threading.Lock()
         self._resign_streak = 0
         self.quitting = False
+        self._network = None                # usi_engine.nnue.Network, None: hand-made eval
+        self._eval_key = ("<internal>", 16)  # (EvalDir, FV_SCALE) now in use
 
     # ------------------------------------------------------------------ lazy init
     def _import_position(self):
@@ -156,6 +158,7 @@ class Engine:
                 self._newgame_pending = False
             if not self.searching():
                 self._configure()
+                self._load_evaluation()
                 if self._newgame_pending:
                     self._searcher.new_game()
                     self._newgame_pending = False
@@ -200,6 +203,28 @@ class Engine:
             from .tsume import default_solver
             default_solver(mate_mb)
             self._mate_mb = mate_mb
+
+    def _load_evaluation(self) -> None:
+        """EvalDir / FV_SCALE changed: load the network; a bad file is reported and the
+        evaluation in use stays (tried again at the next isready)."""
+        key = (str(self.options["EvalDir"]).strip(), int(self.options["FV_SCALE"]))
+        if key == self._eval_key:
+            return
+        from .core.network import load_eval_dir, network_arrays
+        try:
+            net = load_eval_dir(key[0])
+        except ValueError as exc:
+            self.out.info(f"EvalDir: {ascii_clean(exc, 300)}; keeping the previous evaluation")
+            return
+        self._searcher.set_network(None if net is None else network_arrays(net, key[1]))
+        self._network, self._eval_key = net, key
+        self.out.info("evaluation: hand-made" if net is None else
+                      f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}")
+
+    def static_eval(self) -> int:
+        """The `eval` command: static evaluation of the current position, side to move's view."""
+        self.ensure_ready()
+        return self.position().evaluate(self._network, self._eval_key[1])
 
     # ------------------------------------------------------------------ state
     def searching(self) -> bool:

@@ -70,3 +70,23 @@ def scratch(net: NetArrays) -> np.ndarray:
     if not net.info[INFO_MODE]:
         return np.zeros(0, np.int16)
     return np.zeros(net.w1.shape[1] + net.w2.shape[1] + net.w3.shape[1], np.int16)
+
+
+HANDMADE_NAMES = ("", "<internal>", "<empty>", "internal", "handmade")
+
+
+def load_eval_dir(evaldir: str):
+    """The network of YaneuraOu's EvalDir option: None for this project's default (hand-made)
+    evaluation ('<internal>', empty or 'handmade'), else the Network read from
+    `evaldir`/nn.bin.  NNUEFormatError (a ValueError) names the file and the problem."""
+    from pathlib import Path
+    from ..nnue import read_network, NNUEFormatError
+    text = str(evaldir).strip()
+    if text.lower() in HANDMADE_NAMES:
+        return None
+    path = Path(text)
+    if not path.is_file():           # a folder, as YaneuraOu means it (a file is taken too)
+        path = path / "nn.bin"
+    if path.is_dir():
+        raise NNUEFormatError(f"{path}: is a folder, expected a file")
+    return read_network(path)

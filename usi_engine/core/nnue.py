@@ -140,7 +140,9 @@ def _affine_relu(w, b, x, x_off, y, y_off):
         s = 0
         for j in range(n):
             s += w[i, j] * x[x_off + j]
-        v = (b[i] + s) >> WEIGHT_SCALE_BITS
+        # int32 first: then LLVM keeps the sum in 32-bit lanes (vpmaddwd); int32 wraps as
+        # YaneuraOu's sums do
+        v = np.int32(b[i] + s) >> WEIGHT_SCALE_BITS
         y[y_off + i] = 0 if v < 0 else (127 if v > 127 else v)
 
 
