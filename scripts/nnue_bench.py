@@ -4,6 +4,7 @@
     python scripts/nnue_bench.py search --evaldir DIR [--depth 11]   # scripts/bench.py's bench,
                                                                     # evaluating with DIR/nn.bin
     python scripts/nnue_bench.py search --evaldir handmade          # the hand-made evaluation
+    python scripts/nnue_bench.py search --evaldir DIR --movetime 1000   # 1 s a position
     python scripts/nnue_bench.py micro --evaldir DIR                # ns per refresh, per
                                                                     # incremental update, per
                                                                     # forward pass
@@ -57,6 +58,8 @@ def run_search(args) -> None:
 
     search_bench.make_searcher = make_searcher
     argv = ["--depth", str(args.depth), "--threads", str(args.threads), "--hash", str(args.hash)]
+    if args.movetime:
+        argv += ["--movetime", str(args.movetime)]
     search_bench.main(argv)
 
 
@@ -150,6 +153,9 @@ def main(argv=None) -> int:
     ap.add_argument("what", choices=("search", "micro"))
     ap.add_argument("--evaldir", default="handmade", help="folder holding nn.bin, or handmade")
     ap.add_argument("--depth", type=int, default=search_bench.DEFAULT_DEPTH)
+    ap.add_argument("--movetime", type=int, metavar="MS",
+                    help="search: time per position instead of a depth (a random network's tree "
+                         "at a fixed depth can be far larger than a real one's)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hash", type=int, default=search_bench.DEFAULT_HASH_MB)
     ap.add_argument("--reps", type=int, default=20000, help="micro: calls per measurement")

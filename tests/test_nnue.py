@@ -155,7 +155,7 @@ def test_writer_round_trip_is_byte_exact(tmp_path):
     write_network(net, tmp_path / "nn.bin")
     back = read_network(tmp_path / "nn.bin")
     assert back.name == "kp_256x2-32-32" and back.architecture == net.architecture
-    assert np.array_equal(back.ft_weight, net.ft_weight)
+    assert np.array_equal(back.ft_weight, net.ft_weight) and np.array_equal(back.ft_bias, net.ft_bias)
     assert all(np.array_equal(a, b) for a, b in zip(back.weights, net.weights))
 
 
