@@ -255,14 +255,16 @@ def _conformance(arch, folder):
     rows = json.loads((DATA / "reference_evals.json").read_text())["networks"][arch]
     net = read_network(folder / arch / "nn.bin")
     assert net.name == arch
-    arrays = cb.new_position(network_arrays(net, 16))
+    nets = network_arrays(net, 16)
+    arrays = cb.new_position(nets)
     for row in rows:
         pos = Position(row["sfen"])
         cb.copy_into(arrays, pos.arrays)
         assert int(cn.raw_output(arrays)) == row["raw_output"], row["sfen"]
         assert int(evaluate(arrays)) == row["eval"], row["sfen"]
         assert reference_of(net, pos.arrays) == row["raw_output"], row["sfen"]
-        assert pos.evaluate(net) == row["eval"]
+        assert pos.evaluate(nets) == row["eval"]
+    assert pos.evaluate(net) == row["eval"]         # a Network works too
     assert len(rows) == 60
 
 

@@ -111,7 +111,6 @@ class Engine:
         self._job_lock = threading.Lock()
         self._resign_streak = 0
         self.quitting = False
-        self._network = None                # usi_engine.nnue.Network, None: hand-made eval
         self._eval_key = ("<internal>", 16)  # (EvalDir, FV_SCALE) now in use
 
     # ------------------------------------------------------------------ lazy init
@@ -217,14 +216,14 @@ class Engine:
             self.out.info(f"EvalDir: {ascii_clean(exc, 300)}; keeping the previous evaluation")
             return
         self._searcher.set_network(None if net is None else network_arrays(net, key[1]))
-        self._network, self._eval_key = net, key
+        self._eval_key = key
         self.out.info("evaluation: hand-made" if net is None else
                       f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}")
 
     def static_eval(self) -> int:
         """The `eval` command: static evaluation of the current position, side to move's view."""
         self.ensure_ready()
-        return self.position().evaluate(self._network, self._eval_key[1])
+        return self.position().evaluate(self._searcher.network)
 
     # ------------------------------------------------------------------ state
     def searching(self) -> bool:
