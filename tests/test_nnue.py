@@ -155,7 +155,7 @@ def test_writer_round_trip_is_byte_exact(tmp_path):
     write_network(net, tmp_path / "nn.bin")
     back = read_network(tmp_path / "nn.bin")
     assert back.name == "kp_256x2-32-32" and back.architecture == net.architecture
-    assert np.array_equal(back.ft_weight, net.ft_weight)
+    assert np.array_equal(back.ft_weight, net.ft_weight) and np.array_equal(back.ft_bias, net.ft_bias)
     assert all(np.array_equal(a, b) for a, b in zip(back.weights, net.weights))
 
 
@@ -255,14 +255,16 @@ def _conformance(arch, folder):
     rows = json.loads((DATA / "reference_evals.json").read_text())["networks"][arch]
     net = read_network(folder / arch / "nn.bin")
     assert net.name == arch
-    arrays = cb.new_position(network_arrays(net, 16))
+    nets = network_arrays(net, 16)
+    arrays = cb.new_position(nets)
     for row in rows:
         pos = Position(row["sfen"])
         cb.copy_into(arrays, pos.arrays)
         assert int(cn.raw_output(arrays)) == row["raw_output"], row["sfen"]
         assert int(evaluate(arrays)) == row["eval"], row["sfen"]
         assert reference_of(net, pos.arrays) == row["raw_output"], row["sfen"]
-        assert pos.evaluate(net) == row["eval"]
+        assert pos.evaluate(nets) == row["eval"]
+    assert pos.evaluate(net) == row["eval"]         # a Network works too
     assert len(rows) == 60
 
 
@@ -274,3 +276,53 @@ def test_conformance_kp_with_yaneuraou():
                     reason=f"{SHARED}/halfkp_256x2-32-32/nn.bin (64 MB, not in the repository) is absent")
 def test_conformance_halfkp_with_yaneuraou():
     _conformance("halfkp_256x2-32-32", SHARED)
+
+
+# --- USI: EvalDir, FV_SCALE, eval ---------------------------------------------------------------
+def _eval_line(engine, command="eval"):
+    engine.send(command)
+    return engine.read_until("eval =", 30)[1][-1]
+
+
+def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
+    rows = json.loads((DATA / "reference_evals.json").read_text())["networks"]["kp_256x2-32-32"]
+    row = rows[0]
+    good = (DATA / "kp_256x2-32-32" / "nn.bin").read_bytes()
+    bad = tmp_path / "truncated"
+    bad.mkdir()
+    (bad / "nn.bin").write_bytes(good[:1000])
+    try:
+        engine.send("position sfen " + row["sfen"])
+        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate()}"   # hand-made
+
+        engine.send(f"setoption name EvalDir value {DATA / 'kp_256x2-32-32'}")
+        lines = engine.sync()
+        assert f"info string evaluation: kp_256x2-32-32 from {DATA / 'kp_256x2-32-32' / 'nn.bin'}, FV_SCALE 16" in lines
+        assert _eval_line(engine) == f"eval = {row['eval']}"
+        assert _eval_line(engine, "e") == f"eval = {row['eval']}"
+
+        engine.send("setoption name FV_SCALE value 32")
+        assert any(line.endswith("FV_SCALE 32") for line in engine.sync())
+        raw = row["raw_output"]
+        assert _eval_line(engine) == f"eval = {-(-raw // 32) if raw < 0 else raw // 32}"
+        engine.send("setoption name FV_SCALE value 16")
+        engine.sync()
+
+        engine.send(f"setoption name EvalDir value {bad}")
+        lines = engine.sync()
+        assert (f"info string EvalDir: {bad / 'nn.bin'}: truncated: 1000 bytes, architecture "
+                f"kp_256x2-32-32 needs 893928; keeping the previous evaluation") in lines
+        assert _eval_line(engine) == f"eval = {row['eval']}"        # the kp network stays
+
+        engine.send(f"setoption name EvalDir value {tmp_path / 'nowhere'}")
+        lines = engine.sync()
+        assert f"info string EvalDir: {tmp_path / 'nowhere' / 'nn.bin'}: no such file; keeping the previous evaluation" in lines
+        engine.send("go depth 4")
+        _, out = engine.read_until("bestmove", 60)
+        assert out[-1].split()[1] in Position(row["sfen"]).legal_moves()
+    finally:
+        engine.send("setoption name FV_SCALE value 16")
+        engine.send("setoption name EvalDir value <internal>")
+        engine.sync()
+    assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate()}"
+    engine.send("position startpos")

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable
 
-from .options import Options
+from .options import Options, ascii_clean
 
 
 class Backend:
@@ -30,6 +30,7 @@ class Backend:
         self._mate_mb = None                # MateHash the mate solver's table was made with
         self._known_switches: set[str] = set()
         self._newgame_pending = False
+        self._eval_key = ("<internal>", 16)  # (EvalDir, FV_SCALE) now in use
 
     # ------------------------------------------------------------------ imports
     def position_cls(self):
@@ -62,6 +63,7 @@ class Backend:
                 self._first_setup()
             if idle:
                 self.configure()
+                self.load_evaluation()
                 if self._newgame_pending:
                     self.searcher.new_game()
                     self._newgame_pending = False
@@ -129,6 +131,23 @@ class Backend:
             from .tsume import default_solver
             default_solver(mate_mb)
             self._mate_mb = mate_mb
+
+    def load_evaluation(self) -> None:
+        """EvalDir / FV_SCALE changed: load the network; a bad file is reported and the
+        evaluation in use stays (tried again at the next isready)."""
+        key = (str(self.options["EvalDir"]).strip(), int(self.options["FV_SCALE"]))
+        if key == self._eval_key:
+            return
+        from .core.network import load_eval_dir, network_arrays
+        try:
+            net = load_eval_dir(key[0])
+        except ValueError as exc:
+            self.out.info(f"EvalDir: {ascii_clean(exc, 300)}; keeping the previous evaluation")
+            return
+        self.searcher.set_network(None if net is None else network_arrays(net, key[1]))
+        self._eval_key = key
+        self.out.info("evaluation: hand-made" if net is None else
+                      f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}")
 
     def new_game(self, idle: bool) -> None:
         """Forget the previous game (TT, histories) now if idle, else before the next search."""

@@ -41,6 +41,11 @@ class Engine:
     def ensure_ready(self) -> None:
         self.backend.ensure_ready(idle=not self.searching())
 
+    def static_eval(self) -> int:
+        """The `eval` command: static evaluation of the current position, side to move's view."""
+        self.ensure_ready()
+        return self.position().evaluate(self.backend.searcher.network)
+
     # ------------------------------------------------------------------ game state
     def searching(self) -> bool:
         """A search is using the search contexts (its answer is not out yet)."""

@@ -405,12 +405,15 @@ class Position:
 
     def evaluate(self, network=None, fv_scale: int = 16) -> int:
         """Static evaluation for the side to move: the hand-made one, or with `network`
-        (a usi_engine.nnue.Network) its output / fv_scale, as YaneuraOu's `e` prints it."""
+        (a usi_engine.nnue.Network, or core.network.NetArrays which carry their own FV_SCALE)
+        its output / fv_scale, as YaneuraOu's `e` prints it."""
         from .core.evaluate import evaluate
-        from .core.network import network_arrays
+        from .core.network import network_arrays, NetArrays
         arrays = self.arrays
         if network is not None:
-            arrays = cb.new_position(network_arrays(network, fv_scale))
+            if not isinstance(network, NetArrays):
+                network = network_arrays(network, fv_scale)
+            arrays = cb.new_position(network)
             cb.copy_into(arrays, self.arrays)
         return int(evaluate(arrays))
 

@@ -143,6 +143,8 @@ class UsiProtocol:
             "ponderhit": self.cmd_ponderhit,
             "gameover": self.cmd_gameover,
             "quit": self.cmd_quit,
+            "eval": self.cmd_eval,      # extension: static evaluation (YaneuraOu's `e`)
+            "e": self.cmd_eval,
         }
 
     # ------------------------------------------------------------------ loop
@@ -290,6 +292,9 @@ class UsiProtocol:
         if result not in ("win", "lose", "draw"):
             self.out.info(f"gameover: expected win, lose or draw, got '{ascii_clean(rest.strip(), 40)}'")
         self.engine.gameover(result)
+
+    def cmd_eval(self, rest: str) -> None:
+        self.out.send(f"eval = {self.engine.static_eval()}")
 
     def cmd_quit(self, rest: str) -> bool:
         self.engine.quit()

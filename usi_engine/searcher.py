@@ -105,13 +105,14 @@ class Searcher:
         self._contexts: list[cs.SearchCtx] = []
         self._positions: list[cb.PosArrays] = []
         self._best_changes: list[int] = []
+        self.network = None               # core.network.NetArrays; None: hand-made evaluation
         self._ensure_contexts()
 
     # --- configuration ---------------------------------------------------------------
     def _ensure_contexts(self) -> None:
         while len(self._contexts) < self.threads:
             self._contexts.append(cs.new_context(self.tt, self._helper_stop))
-            self._positions.append(cb.new_position())
+            self._positions.append(cb.new_position(self.network))
         del self._contexts[self.threads:]
         del self._positions[self.threads:]
         self._contexts = [c._replace(tt=self.tt) for c in self._contexts]
@@ -131,6 +132,13 @@ class Searcher:
                 raise ValueError(f"unknown search switch {name!r}")
             self.switches[name] = int(value)
         self._ensure_contexts()
+
+    def set_network(self, network) -> None:
+        """Evaluate with `network` (core.network.NetArrays, or None for the hand-made
+        evaluation): every thread gets positions carrying it; the TT's evaluations go."""
+        self.network = network
+        self._positions = [cb.new_position(network) for _ in self._positions]
+        self.new_game()
 
     def new_game(self) -> None:
         """Forget everything learned: TT and all history tables."""

@@ -17,7 +17,7 @@ import numpy as np
 from .types import jit, NSQ, KING, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
     moved_piece_after, move_from, move_to
 from .board import ST_SIDE, ST_PLY, ST_KING, hand_count
-from .network import INFO_MODE, INFO_FV_SCALE, MODE_HALFKP
+from .network import INFO_MODE, INFO_FV_SCALE, INFO_HALF, INFO_L1, INFO_L2, MODE_HALFKP
 from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
 
 MAX_REPLAY = 12        # plies replayed before a full refresh is cheaper
@@ -38,11 +38,12 @@ def feature_offset(pos, persp):
 def refresh_accumulator(pos, ply, persp):
     """acc[ply, persp] from the board and hands alone."""
     net = pos.net
-    w = net.ft_weight
+    w = net.ft
     acc = pos.acc[ply, persp]
     h = acc.shape[0]
+    bias = w.shape[0] - 1                # the last row holds the biases
     for j in range(h):
-        acc[j] = net.ft_bias[j]
+        acc[j] = w[bias, j]
     halfkp = net.info[INFO_MODE] == MODE_HALFKP
     offset = feature_offset(pos, persp)
     board = pos.board
@@ -69,7 +70,7 @@ def _replay(pos, s, persp, offset, halfkp):
     is)."""
     src = pos.acc[s, persp]
     dst = pos.acc[s + 1, persp]
-    w = pos.net.ft_weight
+    w = pos.net.ft
     h = src.shape[0]
     m = pos.moves[s]
     if m == MOVE_NULL:
@@ -133,42 +134,55 @@ def update_accumulator(pos, persp):
 
 
 @jit()
-def _affine_relu(w, b, x, x_off, y, y_off):
-    """y[y_off + i] = clamp((b[i] + w[i] . x[x_off:]) >> 6, 0, 127)."""
-    n = w.shape[1]
-    for i in range(w.shape[0]):
+def _affine_relu(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off):
+    """y[y_off + i] = clamp((b[b_off + i] + w_i . x[x_off:x_off + n_in]) >> 6, 0, 127) with
+    w_i the i-th row of the n_out x n_in matrix at w[w_off].  The loops index views: with
+    indices it cannot prove non-negative LLVM does not vectorise (10x slower)."""
+    xs = x[x_off:x_off + n_in]
+    for i in range(n_out):
+        row = w[w_off + i * n_in:w_off + (i + 1) * n_in]
         s = 0
-        for j in range(n):
-            s += w[i, j] * x[x_off + j]
-        v = (b[i] + s) >> WEIGHT_SCALE_BITS
-        y[y_off + i] = 0 if v < 0 else (127 if v > 127 else v)
+        for j in range(n_in):
+            s += row[j] * xs[j]
+        # int32 before the shift: then LLVM keeps the sums in 32-bit lanes (vpmaddwd);
+        # int32 wraps as YaneuraOu's sums do
+        y[y_off + i] = _clipped(np.int32(b[b_off + i] + s) >> WEIGHT_SCALE_BITS)
+
+
+@jit(inline="always")
+def _clipped(v):
+    return min(max(v, 0), 127)
 
 
 @jit()
 def raw_output(pos):
     """The network's int32 output for the current position, side to move's view."""
-    update_accumulator(pos, 0)
-    update_accumulator(pos, 1)
-    net = pos.net
     ply = pos.st[ST_PLY]
+    if pos.acc_ok[ply, 0] == 0:
+        update_accumulator(pos, 0)
+    if pos.acc_ok[ply, 1] == 0:
+        update_accumulator(pos, 1)
+    net = pos.net
+    h = net.info[INFO_HALF]
+    l1 = net.info[INFO_L1]
+    l2 = net.info[INFO_L2]
     us = pos.st[ST_SIDE]
     buf = pos.nn_buf
-    h = pos.acc.shape[2]
-    mine = pos.acc[ply, us]
-    theirs = pos.acc[ply, 1 - us]
-    for j in range(h):          # ClippedReLU of the transformed features, side to move first
-        a = mine[j]
-        buf[j] = 0 if a < 0 else (127 if a > 127 else a)
-        t = theirs[j]
-        buf[h + j] = 0 if t < 0 else (127 if t > 127 else t)
-    x2 = 2 * h
-    x3 = x2 + net.w2.shape[1]
-    _affine_relu(net.w1, net.b1, buf, 0, buf, x2)
-    _affine_relu(net.w2, net.b2, buf, x2, buf, x3)
+    for p in range(2):          # ClippedReLU of the transformed features, side to move first
+        src = pos.acc[ply, us if p == 0 else 1 - us]
+        dst = buf[p * h:(p + 1) * h]
+        for j in range(h):
+            dst[j] = _clipped(src[j])
+    w2 = l1 * 2 * h             # offsets of the 2nd and 3rd layers in net.dense
+    w3 = w2 + l2 * l1
+    _affine_relu(net.dense, 0, net.bias, 0, l1, 2 * h, buf, 0, buf, 2 * h)
+    _affine_relu(net.dense, w2, net.bias, l1, l2, l1, buf, 2 * h, buf, 2 * h + l1)
+    row = net.dense[w3:w3 + l2]
+    xs = buf[2 * h + l1:2 * h + l1 + l2]
     s = 0
-    for j in range(net.w3.shape[1]):
-        s += net.w3[0, j] * buf[x3 + j]
-    return np.int32(net.b3[0] + s)
+    for j in range(l2):
+        s += row[j] * xs[j]
+    return np.int32(net.bias[l1 + l2] + s)
 
 
 @jit()
