@@ -12,9 +12,12 @@ import numpy as np
 import pytest
 import shogi
 
-from usi_engine.position import Position
+from usi_engine.position import Position, move_to_usi
 from usi_engine.searcher import Searcher
-from usi_engine.core import tt as ctt
+from usi_engine.core import tt as ctt, search as cs, board as cb
+from usi_engine.core.evaluate import evaluate
+from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
+from core_tree import tree
 from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
 
 
@@ -141,7 +144,82 @@ def test_defender_uses_perpetual_check_to_win(searcher):
     pos = from_history(CHECKER, CHECK_CYCLE + ["9b9a"])  # white to move, in check again
     r = think(searcher, pos, depth=5)
     assert r.best == "1a1b"
-    assert r.info.score_mate is not None and r.info.score_mate > 0
+    # a win, but one this path decides, not a mate the tree proved: reported in cp
+    assert r.info.score_mate is None and r.info.score_cp >= cs.VALUE_PERPETUAL - MAX_PLY
+    # and the root's TT entry keeps its best move but no value
+    hit, m1, _m2, _v, _e, _d, bound = ctt.probe(searcher.tt, np.uint64(pos.key()))
+    assert hit and bound == ctt.BOUND_NONE and move_to_usi(int(m1)) == "1a1b"
+
+
+# --- a tree that tells the truth -----------------------------------------------------------
+
+def test_root_fail_low_is_stored_as_an_upper_bound():
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    arrays, ctx = tree(sfen)
+    v = cs.root_search(arrays, ctx, 5000, 5001, 4 * cs.ONE_PLY)
+    assert v <= 5000
+    hit, _m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    assert hit and bound == ctt.BOUND_UPPER
+    assert ev == evaluate(arrays) != 0          # the root's real static eval, not 0
+
+
+def test_mate_in_1_store_keeps_no_fake_eval():
+    arrays, ctx = tree("4k4/9/4P4/9/9/9/9/9/4K4 b GN 1", MATE1=1)
+    ctx.stack_pt[0] = 0                          # as if a real move led here
+    v = cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
+    assert v == ctt.VALUE_MATE - 2               # mate in 1 from ply 1
+    hit, m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
+    assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
+    # the quiescence search of the same position stands pat on its real eval
+    assert cs.qsearch(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1) >= evaluate(arrays)
+
+
+def _walk(arrays, ctx, usi_moves):
+    """Play king moves ('null': a pass) from the root, as the tree does."""
+    for ply, usi in enumerate(usi_moves):
+        if usi == "null":
+            ctx.stack_pt[ply] = -1
+            cb.do_null_move(arrays)
+            continue
+        side = arrays.st[cb.ST_SIDE]
+        king = KING | (WHITE_BIT if side else 0)
+        ctx.stack_pt[ply] = 0
+        cb.do_move(arrays, np.int32(make_move(parse_square(usi[:2]), parse_square(usi[2:]), king, 0)))
+
+
+KINGS = "8k/9/9/9/9/9/9/9/K8 b - 1"
+
+
+def test_repetition_across_a_null_move_is_not_a_draw():
+    draw = 777                                   # an unmistakable draw value
+    arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
+    cycle = ["9i9h", "1a1b", "9h9i", "1b1a"]     # a real repetition: a draw
+    _walk(arrays, ctx, cycle)
+    assert cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 4, 0) == draw
+    arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
+    # the black king's triangle with a white pass among the moves: the board repeats, but
+    # only because of the pass
+    _walk(arrays, ctx, ["9i9h", "1a1b", "9h8i", "null", "8i9i", "1b1a"])
+    assert arrays.keys[6] == arrays.keys[0]
+    assert cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 6, 0) != draw
+
+
+def test_single_reply_extension_obeys_the_check_extension_switch():
+    sfen = "4k4/9/9/9/9/9/9/7+r1/8K b - 1"        # in check, 1i2h is the only move
+    after = Position(sfen)
+    after.push("1i2h")
+
+    def nodes(check_ext):
+        arrays, ctx = tree(sfen, CHECK_EXT=check_ext)
+        assert ctx.params[cs.P_ROOT_N] == 1
+        cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, cs.ONE_PLY)
+        return int(ctx.stats[cs.S_NODES])
+
+    child_arrays, child_ctx = tree(after)
+    cs.qsearch(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1)
+    assert nodes(0) == child_ctx.stats[cs.S_NODES]   # no extension: the reply gets qsearch
+    assert nodes(1) > nodes(0)                       # extended: a full ply more
 
 
 # --- history tables ------------------------------------------------------------------------

@@ -12,23 +12,25 @@ import numba
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MAX_MOVES
+from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
                     repetition_state, ST_SIDE, ST_PLY,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
-                 VALUE_MATE_IN_MAX, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
+                 VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
 from .history import (update_quiet, history_bonus, piece_to, BUTTERFLY_D)
-from .movepick import (score_moves, pick_next, is_capture_or_promotion, picker_init,
+from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
-from .weights import TYPE_VALUE
 from .mate import mate_in_1, MATE_BUF_SIZE
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
 VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big gain
+# A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
+# stays below the mate scores and is never printed as `score mate`.
+VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
 MATE1_MIN_DEPTH = 4            # plies: below this a mate-in-1 probe costs more than it finds
 STACK = MAX_PLY + 8
@@ -75,6 +77,8 @@ SearchCtx = namedtuple("SearchCtx", [
     "params",        # int64[P_NB]
     "stats",         # int64[S_NB]
     "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
+    "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
+                     # to it (perpetual check, superior/inferior hands): kept out of the TT
     "stop",          # int32[1]: set by Python to stop the search
 ])
 
@@ -89,7 +93,7 @@ def new_context(tt, stop) -> SearchCtx:
                      np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
                      np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
                      np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
-                     np.zeros(MATE_BUF_SIZE, np.int32), stop)
+                     np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8), stop)
 
 
 POS_T = numba.typeof(new_position())
@@ -135,20 +139,35 @@ def _should_stop(ctx):
 
 
 @jit()
+def _repetition_scan(pos, ply):
+    """Plies to scan back for a repetition: REPETITION_SCAN, but never across a null move
+    of the tree (a pass changes nothing on the board and would fake a repetition)."""
+    now = pos.st[ST_PLY]
+    for j in range(1, min(ply, REPETITION_SCAN) + 1):
+        if pos.moves[now - j] == MOVE_NULL:
+            return j - 1
+    return REPETITION_SCAN
+
+
+@jit()
 def _repetition_score(pos, ctx, ply):
-    """Score of an in-tree repetition, or VALUE_INF when there is none."""
-    rep = repetition_state(pos, REPETITION_SCAN, 1)
+    """Score of an in-tree repetition, or VALUE_INF when there is none.  Every score but
+    the draw depends on the path and marks ctx.path_dep[ply]."""
+    rep = repetition_state(pos, _repetition_scan(pos, ply), 1)
     if rep == REP_NONE:
         return VALUE_INF
     if rep == REP_DRAW:
         return _draw_value(pos, ctx)
+    if rep != REP_WIN and rep != REP_LOSE and ply <= 1:
+        return VALUE_INF
+    ctx.path_dep[ply] = 1
     if rep == REP_WIN:
-        return mate_in(ply)
+        return VALUE_PERPETUAL - ply
     if rep == REP_LOSE:
-        return mated_in(ply)
+        return -VALUE_PERPETUAL + ply
     if rep == REP_SUPERIOR:
-        return VALUE_SUPERIOR if ply > 1 else VALUE_INF
-    return -VALUE_SUPERIOR if ply > 1 else VALUE_INF
+        return VALUE_SUPERIOR
+    return -VALUE_SUPERIOR
 
 
 @jit()
@@ -165,6 +184,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     """Captures and pawn promotions until the position is quiet; all evasions in check."""
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
+    ctx.path_dep[ply] = 0
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
     if _should_stop(ctx):
@@ -184,7 +204,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         best = -VALUE_INF
         stand_pat = -VALUE_INF
     else:
-        stand_pat = tt_eval if hit else evaluate(pos)
+        stand_pat = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -200,9 +220,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
     for i in range(n):
         m = pick_next(moves, scores, i, n)
         if not in_check:
-            # delta pruning: even winning the piece cannot lift alpha
-            gain = TYPE_VALUE[pos.board[m & 127] & 15] + 200
-            if stand_pat + gain < alpha and (m >> 14) & 1 == 0:
+            # delta pruning: even winning the piece (board + hand value) and the promotion
+            # cannot lift alpha
+            if stand_pat + material_gain(pos.board, m) + 200 < alpha:
                 continue
             if scores[i] < 0:
                 break          # losing captures are left alone
@@ -220,7 +240,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 if v >= beta:
                     break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else 0,
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else EVAL_NONE,
           0, bound, ctx.params[P_GENERATION])
     return best
 
@@ -252,6 +272,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     pv_node = beta - alpha > 1
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
+    ctx.path_dep[ply] = 0
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
     if _should_stop(ctx):
@@ -287,7 +308,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
             v = mate_in(ply + 1)
-            store(ctx.tt, key, m, value_to_tt(v, ply), 0, depth, BOUND_EXACT, params[P_GENERATION])
+            store(ctx.tt, key, m, value_to_tt(v, ply), EVAL_NONE, depth, BOUND_EXACT,
+                  params[P_GENERATION])
             if pv_node:
                 ctx.pv_len[ply + 1] = ply + 1
                 _update_pv(ctx, ply, m)
@@ -297,7 +319,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if in_check:
         static = -VALUE_INF
     else:
-        static = tt_eval if hit else evaluate(pos)
+        static = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
     if not in_check and not pv_node:
@@ -319,6 +341,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if ctx.stop[0] != 0:
                 return 0
             if v >= beta:
+                ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                 return beta if v >= VALUE_MATE_IN_MAX else v
 
     # internal iterative reduction: with no move to try first, a deep search is a guess
@@ -340,6 +363,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     best = -VALUE_INF
     best_move = 0
     quiets_tried = 0
+    path_dep = 0
     move_count = 0
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
@@ -347,7 +371,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
-        quiet = not is_capture_or_promotion(pos.board, m)
+        quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
         move_count += 1
@@ -399,6 +423,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
+        path_dep |= ctx.path_dep[ply + 1]
         if v > best:
             best = v
             if v > alpha:
@@ -414,10 +439,13 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
 
     if move_count == 0:
         return mated_in(ply)       # no legal move loses in shogi, in check or not
-    if best >= beta and best_move != 0 and not is_capture_or_promotion(pos.board, best_move):
+    if best >= beta and best_move != 0 and not is_tactical(pos.board, best_move):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else 0,
+    ctx.path_dep[ply] = path_dep
+    if path_dep:
+        bound = BOUND_NONE         # a score of this path only: keep the move, not the value
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else EVAL_NONE,
           depth, bound, params[P_GENERATION])
     return best
 
@@ -438,12 +466,17 @@ def root_search(pos, ctx, alpha, beta, depth):
     first = params[P_PV_INDEX]
     n = params[P_ROOT_N]
     best = -VALUE_INF
+    alpha_in = alpha
+    path_dep = 0
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     for i in range(first, n):
         m = ctx.root_moves[i]
-        ext = ONE_PLY // 2 if params[P_CHECK_EXT] and gives_check(pos, m) else 0
-        if in_check and n == 1:
-            ext = ONE_PLY
+        ext = 0
+        if params[P_CHECK_EXT]:
+            if gives_check(pos, m):
+                ext = ONE_PLY // 2
+            if in_check and n == 1:
+                ext = ONE_PLY
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
@@ -458,6 +491,7 @@ def root_search(pos, ctx, alpha, beta, depth):
             ctx.stats[S_ABORTED] = 1
             break
         ctx.stats[S_ROOT_DONE] += 1
+        path_dep |= ctx.path_dep[1]
         ctx.root_scores[i] = v
         if v > best:
             best = v
@@ -473,12 +507,14 @@ def root_search(pos, ctx, alpha, beta, depth):
                     alpha = v
                 if v >= beta:
                     break
-    if not ctx.stats[S_ABORTED] and best > -VALUE_INF:
+    ctx.path_dep[0] = path_dep
+    if not ctx.stats[S_ABORTED] and best > -VALUE_INF and first == 0:
         key = pos.keys[pos.st[ST_PLY]]
-        bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > -VALUE_INF else BOUND_UPPER)
-        if first == 0:
-            store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0), 0, depth, bound,
-                  params[P_GENERATION])
+        bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > alpha_in else BOUND_UPPER)
+        if path_dep:
+            bound = BOUND_NONE
+        store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0),
+              EVAL_NONE if in_check else evaluate(pos), depth, bound, params[P_GENERATION])
     return best
 
 
