@@ -17,6 +17,7 @@ from usi_engine.searcher import Searcher
 from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
+from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
 from core_tree import tree
 from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
 
@@ -245,7 +246,34 @@ def test_bounded_rule_stays_within_d(d):
 
 
 def test_history_bonus_never_exceeds_the_smallest_bound():
-    assert all(0 < history_bonus(d) <= BUTTERFLY_D for d in range(0, 200))
+    sp = np.array(defaults(), np.int64)
+    assert all(0 < history_bonus(sp, d) <= BUTTERFLY_D for d in range(0, 200))
+    hi = np.array([p.hi for p in PARAMS], np.int64)        # anywhere a tuner may go
+    assert all(0 < history_bonus(hi, d) <= min(BUTTERFLY_D, CONTINUATION_D) for d in range(0, 200))
+
+
+def test_search_params_travel_in_the_context():
+    ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
+    assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
+    sp = defaults()
+    sp[INDEX["LmrDiv"]] = 300                              # a gentler reduction table
+    gentle = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32), sp=sp)
+    assert (gentle.reductions <= ctx.reductions).all() and (gentle.reductions < ctx.reductions).any()
+    assert ctx.reductions[1, 1] == 0 and ctx.reductions[20, 20] > 0
+    with pytest.raises(ValueError, match="expected"):
+        cs.set_search_params(ctx, [1, 2, 3])
+
+
+def test_search_params_change_the_tree():
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    arrays, ctx = tree(sfen)
+    cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
+    sp = defaults()
+    sp[INDEX["LmpDepth"]] = 2                              # far less move-count pruning
+    arrays2, ctx2 = tree(sfen)
+    cs.set_search_params(ctx2, sp)
+    cs.root_search(arrays2, ctx2, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
+    assert ctx2.stats[cs.S_NODES] != ctx.stats[cs.S_NODES]
 
 
 # --- transposition table -------------------------------------------------------------------
@@ -386,3 +414,4 @@ def test_cold_compile_then_warm_cache_start(tmp_path):
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.split()[0] in Position().legal_moves()
     assert any(tmp_path.rglob("*.nbi"))                  # the first run filled the cache
+

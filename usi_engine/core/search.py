@@ -20,21 +20,25 @@ from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
-from .history import (update_quiet, history_bonus, piece_to, BUTTERFLY_D)
+from .history import update_quiet, history_bonus, piece_to
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
 from .mate import mate_in_1, MATE_BUF_SIZE
+from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
+                     SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
+                     SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
+                     SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
+                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
+                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE)
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
-VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big gain
 # A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
 # stays below the mate scores and is never printed as `score mate`.
 VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
-MATE1_MIN_DEPTH = 4            # plies: below this a mate-in-1 probe costs more than it finds
 STACK = MAX_PLY + 8
-HISTORY_PRUNE = 3000           # per ply of depth: quiets with a worse history are skipped
+LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
 
 # ctx.params fields (set by the Python driver)
@@ -79,36 +83,47 @@ SearchCtx = namedtuple("SearchCtx", [
     "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
     "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
                      # to it (perpetual check, superior/inferior hands): kept out of the TT
+    "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
+    "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
     "stop",          # int32[1]: set by Python to stop the search
 ])
 
 
-def new_context(tt, stop) -> SearchCtx:
+def new_context(tt, stop, sp=None) -> SearchCtx:
+    """A search context for one thread; `sp` gives the tunable constants (params.defaults()
+    when None), see set_search_params."""
     from .history import new_histories
     h = new_histories()
-    return SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
-                     np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
-                     np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
-                     np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                     np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
-                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
-                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
-                     np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8), stop)
+    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
+                    np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
+                    np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
+                    np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
+                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
+                    np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
+                    np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
+                    np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
+                    np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
+    set_search_params(ctx, defaults() if sp is None else sp)
+    return ctx
+
+
+def set_search_params(ctx: SearchCtx, sp) -> None:
+    """Load the tunable constants (SP_NB integers, in params.PARAMS order) into ctx.sp and
+    rebuild the tables made from them."""
+    values = np.asarray(sp, dtype=np.int64)
+    if values.shape != (SP_NB,):
+        raise ValueError(f"search params: expected {SP_NB} integers, got shape {values.shape}")
+    ctx.sp[:] = values
+    base = ctx.sp[SP_LMR_BASE] / 100
+    div = ctx.sp[SP_LMR_DIV] / 100
+    ctx.reductions.fill(0)
+    for d in range(1, LMR_TABLE):
+        for n in range(1, LMR_TABLE):
+            ctx.reductions[d, n] = max(0, int(base + math.log(d) * math.log(n) / div))
 
 
 POS_T = numba.typeof(new_position())
 CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
-
-
-def _reduction_table():
-    r = np.zeros((64, 64), np.int64)
-    for d in range(1, 64):
-        for n in range(1, 64):
-            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 1.5)
-    return r
-
-
-REDUCTIONS = _reduction_table()   # in plies, by depth (plies) and move number
 
 
 @jit(inline="always")
@@ -166,8 +181,8 @@ def _repetition_score(pos, ctx, ply):
     if rep == REP_LOSE:
         return -VALUE_PERPETUAL + ply
     if rep == REP_SUPERIOR:
-        return VALUE_SUPERIOR
-    return -VALUE_SUPERIOR
+        return ctx.sp[SP_SUPERIOR_VALUE]
+    return -ctx.sp[SP_SUPERIOR_VALUE]
 
 
 @jit()
@@ -222,7 +237,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         if not in_check:
             # delta pruning: even winning the piece (board + hand value) and the promotion
             # cannot lift alpha
-            if stand_pat + material_gain(pos.board, m) + 200 < alpha:
+            if stand_pat + material_gain(pos.board, m) + ctx.sp[SP_DELTA_MARGIN] < alpha:
                 continue
             if scores[i] < 0:
                 break          # losing captures are left alone
@@ -248,7 +263,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
 @jit()
 def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
     """Reward the quiet move that cut off; penalise the quiet moves tried before it."""
-    bonus = history_bonus(d_plies)
+    bonus = history_bonus(ctx.sp, d_plies)
     update_quiet(ctx, us, m, prev1, prev2, bonus)
     for j in range(n_failed):
         update_quiet(ctx, us, failed[j], prev1, prev2, -bonus)
@@ -300,11 +315,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 or (tt_bound == BOUND_UPPER and tt_v <= alpha):
             return tt_v
     params = ctx.params
+    sp = ctx.sp
     us = pos.st[ST_SIDE]
     d_plies = depth // ONE_PLY
 
     # a mate in one ends the node at once (the TT remembers it)
-    if params[P_MATE1] and not in_check and not hit and d_plies >= MATE1_MIN_DEPTH:
+    if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
             v = mate_in(ply + 1)
@@ -323,17 +339,18 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
     if not in_check and not pv_node:
-        if params[P_RAZORING] and d_plies <= 2 and static + 320 * d_plies < alpha:
+        if params[P_RAZORING] and d_plies <= 2 and static + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
                 return v
-        if params[P_FUTILITY] and d_plies <= 6 and static - 110 * (d_plies - improving) >= beta \
+        if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_DEPTH] \
+                and static - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta \
                 and static < VALUE_MATE_IN_MAX:
             return static
         # null move: never twice in a row (the previous move's continuation index is -1)
-        if params[P_NULL_MOVE] and d_plies >= 2 and static >= beta and ply > 0 \
+        if params[P_NULL_MOVE] and d_plies >= sp[SP_NULL_MOVE_DEPTH] and static >= beta and ply > 0 \
                 and ctx.stack_pt[ply - 1] >= 0 and beta > -VALUE_MATE_IN_MAX:
-            r = 3 + d_plies // 4
+            r = sp[SP_NULL_MOVE_BASE] + d_plies // sp[SP_NULL_MOVE_DIV]
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
             v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
@@ -345,7 +362,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 return beta if v >= VALUE_MATE_IN_MAX else v
 
     # internal iterative reduction: with no move to try first, a deep search is a guess
-    if params[P_IIR] and tt1 == 0 and d_plies >= 4:
+    if params[P_IIR] and tt1 == 0 and d_plies >= sp[SP_IIR_DEPTH]:
         depth -= ONE_PLY
         d_plies -= 1
 
@@ -378,13 +395,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         checks = gives_check(pos, m)
         # shallow pruning of late quiet moves
         if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX:
-            if params[P_FUTILITY] and d_plies <= 8 and move_count > 3 + d_plies * d_plies:
+            if params[P_FUTILITY] and d_plies <= sp[SP_LMP_DEPTH] \
+                    and move_count > sp[SP_LMP_BASE] + d_plies * d_plies:
                 skip_quiets = True
                 continue
-            if params[P_FUTILITY] and d_plies <= 4 and static + 160 + 130 * d_plies <= alpha:
+            if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_MOVE_DEPTH] \
+                    and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * d_plies <= alpha:
                 continue
             # history pruning: a quiet move that keeps failing here is not worth a look
-            if params[P_FUTILITY] and d_plies <= 3 and picker[PICK_SCORE] < -HISTORY_PRUNE * d_plies:
+            if params[P_FUTILITY] and d_plies <= sp[SP_HISTORY_PRUNE_DEPTH] \
+                    and picker[PICK_SCORE] < -sp[SP_HISTORY_PRUNE] * d_plies:
                 continue
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:
@@ -399,15 +419,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
         else:
             r = 0
-            if params[P_LMR] and d_plies >= 3 and quiet and not in_check and not checks:
-                r = REDUCTIONS[min(d_plies, 63), min(move_count, 63)]
+            if params[P_LMR] and d_plies >= sp[SP_LMR_MIN_DEPTH] and quiet and not in_check \
+                    and not checks:
+                r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
                 if pv_node:
                     r -= 1
                 if cut_node:
                     r += 1
-                if picker[PICK_SCORE] > BUTTERFLY_D // 2:
+                if picker[PICK_SCORE] > sp[SP_LMR_HISTORY_GOOD]:
                     r -= 1
-                elif picker[PICK_SCORE] < -BUTTERFLY_D:
+                elif picker[PICK_SCORE] < -sp[SP_LMR_HISTORY_BAD]:
                     r += 1
                 if r < 0:
                     r = 0
