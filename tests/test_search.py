@@ -415,3 +415,30 @@ def test_cold_compile_then_warm_cache_start(tmp_path):
         assert run.stdout.split()[0] in Position().legal_moves()
     assert any(tmp_path.rglob("*.nbi"))                  # the first run filled the cache
 
+
+# --- MaxMovesToDraw inside the tree -------------------------------------------------------
+
+# Black is a rook up; 90 moves were played before this position (SFEN move number 91)
+AHEAD = "4k4/9/9/9/9/9/9/9/4K3R b - 91"
+
+
+def test_max_game_ply_makes_deep_nodes_draws():
+    free, ctx = tree(AHEAD)
+    v_free = cs.root_search(free, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
+    assert v_free > 500                                   # a rook up, no limit
+    # the game ends in a draw after ply 92: every line of 2 plies or more is a draw
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=92, DRAW_VALUE=0)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == 0
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=92, DRAW_VALUE=-30)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == -30
+    # a far limit changes nothing
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=400)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == v_free
+
+
+def test_a_mate_on_the_last_move_still_counts():
+    # G*5b mates on game ply 91, the last one before the limit of 91
+    sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 91"
+    arrays, ctx = tree(sfen, MAX_GAME_PLY=91)
+    v = cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
+    assert v == ctt.VALUE_MATE - 1 and move_to_usi(int(ctx.root_moves[0])) == "G*5b"

@@ -14,9 +14,9 @@ from numba import int64
 
 from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY,
+                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
-from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
+from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
@@ -57,6 +57,7 @@ P_PV_INDEX = 11       # MultiPV: root moves before this index are already search
 P_ROOT_PLY = 12       # pos ply at the root
 P_ROOT_DEPTH = 13
 P_IIR = 14
+P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
 P_NB = 16
 # ctx.stats fields (written by the search)
 S_NODES = 0
@@ -186,6 +187,29 @@ def _repetition_score(pos, ctx, ply):
 
 
 @jit()
+def _game_ply_limit(pos, ctx, ply):
+    """VALUE_INF, or the score of a node that reached MaxMovesToDraw (P_MAX_GAME_PLY plies
+    of the game): a draw, unless the last move mated.  The score depends on the game ply,
+    which the TT key ignores, so it marks the node path-dependent."""
+    limit = ctx.params[P_MAX_GAME_PLY]
+    if limit <= 0 or pos.st[ST_MOVENUM] - 1 + pos.st[ST_PLY] < limit:
+        return VALUE_INF
+    ctx.path_dep[ply] = 1
+    if pos.checks[pos.st[ST_PLY]] != 0 and not has_legal_move(pos, ctx.moves[ply]):
+        return mated_in(ply)
+    return _draw_value(pos, ctx)
+
+
+@jit()
+def _plies_to_limit(pos, ctx):
+    """Game plies left before MaxMovesToDraw ends the game (a large number when unlimited)."""
+    limit = ctx.params[P_MAX_GAME_PLY]
+    if limit <= 0:
+        return 1 << 30
+    return limit - (pos.st[ST_MOVENUM] - 1 + pos.st[ST_PLY])
+
+
+@jit()
 def _update_pv(ctx, ply, m):
     ctx.pv[ply, ply] = m
     end = ctx.pv_len[ply + 1]
@@ -207,6 +231,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     if ply >= MAX_PLY:
         return 0 if in_check else evaluate(pos)
+    limit = _game_ply_limit(pos, ctx, ply)
+    if limit != VALUE_INF:
+        return limit
     key = pos.keys[pos.st[ST_PLY]]
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     if hit:
@@ -220,6 +247,10 @@ def qsearch(pos, ctx, alpha, beta, ply):
         stand_pat = -VALUE_INF
     else:
         stand_pat = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+        if _plies_to_limit(pos, ctx) <= 1:
+            # every move ends the game in a draw (or mates): standing pat is a draw
+            ctx.path_dep[ply] = 1
+            stand_pat = _draw_value(pos, ctx)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -255,6 +286,8 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 if v >= beta:
                     break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
+    if ctx.path_dep[ply]:
+        return best            # a score of this path (MaxMovesToDraw): not for the TT
     store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else EVAL_NONE,
           0, bound, ctx.params[P_GENERATION])
     return best
@@ -299,6 +332,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     rep = _repetition_score(pos, ctx, ply)
     if rep != VALUE_INF:
         return rep
+    limit = _game_ply_limit(pos, ctx, ply)
+    if limit != VALUE_INF:
+        return limit
     # mate distance pruning
     if alpha < mated_in(ply):
         alpha = mated_in(ply)
@@ -338,7 +374,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         static = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
-    if not in_check and not pv_node:
+    # within reach of MaxMovesToDraw the static eval says nothing about the result
+    near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
+    if not in_check and not pv_node and not near_end:
         if params[P_RAZORING] and d_plies <= 2 and static + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
@@ -394,7 +432,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         move_count += 1
         checks = gives_check(pos, m)
         # shallow pruning of late quiet moves
-        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX:
+        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX \
+                and not near_end:
             if params[P_FUTILITY] and d_plies <= sp[SP_LMP_DEPTH] \
                     and move_count > sp[SP_LMP_BASE] + d_plies * d_plies:
                 skip_quiets = True
