@@ -442,3 +442,16 @@ def test_a_mate_on_the_last_move_still_counts():
     arrays, ctx = tree(sfen, MAX_GAME_PLY=91)
     v = cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
     assert v == ctt.VALUE_MATE - 1 and move_to_usi(int(ctx.root_moves[0])) == "G*5b"
+
+
+def test_search_writes_the_history_tables():
+    """A search from a middle game rewards cutoffs in the butterfly, continuation and
+    counter-move tables, and leaves killers behind."""
+    sfen = "ln4k1l/1r4g2/p3sgspn/2ppppp1p/1p7/2PPP1P2/PPSG1P1PP/2G2S1R1/LNK4NL b Bb 41"
+    arrays, ctx = tree(sfen, tt_entries=1 << 16)
+    for depth in range(1, 8):
+        cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, depth * cs.ONE_PLY)
+    for name in ("butterfly", "continuation", "counter", "killers"):
+        table = getattr(ctx, name)
+        assert np.count_nonzero(table) > 0, name
+    assert (ctx.butterfly > 0).any() and (ctx.butterfly < 0).any()   # rewards and penalties

@@ -10,6 +10,7 @@ from .types import jit, PAWN, PROMOTED, base_type
 from .attacks import is_attacked
 from .weights import TYPE_VALUE, HAND_VALUE
 from .history import quiet_score
+from .see import see
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
 SCORE_TT1 = 1 << 40
@@ -44,16 +45,18 @@ def material_gain(board, m):
 
 
 @jit()
-def capture_score(board, m, them):
-    """MVV-LVA; a capture that gives up more than it wins on a defended square goes last."""
+def capture_score(board, m, buf):
+    """MVV-LVA among the captures that do not lose material by SEE; the others go last,
+    ordered by what the exchange loses.  buf: SEE scratch (see.SEE_BUF)."""
     victim = TYPE_VALUE[board[m & 127] & 15]
     attacker = TYPE_VALUE[(m >> 15) & 15]
     promo = 0
     if (m >> 14) & 1:
         promo = TYPE_VALUE[((m >> 15) & 15) + 8] - attacker
     gain = victim + promo
-    if victim < attacker and is_attacked(board, m & 127, them):
-        return SCORE_BAD_CAPTURE + gain - attacker // 16
+    s = see(board, m, buf)
+    if s < 0:
+        return SCORE_BAD_CAPTURE + s
     return SCORE_GOOD_CAPTURE + gain * 16 - attacker // 16
 
 
@@ -69,7 +72,7 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, p
         elif m == tt2:
             scores[i] = SCORE_TT2
         elif is_tactical(board, m):
-            scores[i] = capture_score(board, m, 1 - us)
+            scores[i] = capture_score(board, m, ctx.see_buf)
         elif m == k1:
             scores[i] = SCORE_KILLER1
         elif m == k2:
@@ -169,7 +172,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
         elif stage == STAGE_CAPTURES_GEN:
             n = generate(pos, moves, GEN_CAPTURES, False)
             for i in range(n):
-                scores[i] = capture_score(pos.board, moves[i], 1 - us)
+                scores[i] = capture_score(pos.board, moves[i], ctx.see_buf)
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
             pk[PICK_N] = n

@@ -36,6 +36,9 @@ PARAMS: tuple[Param, ...] = (
     Param("FutilityMoveMargin", 130, 40, 300, 10, "futility of quiets: margin per ply"),
     Param("HistoryPruneDepth", 3, 1, 8, 1, "history pruning up to this depth (plies)"),
     Param("HistoryPrune", 3000, 500, 10000, 250, "quiet moves with history below -this*depth are skipped"),
+    Param("SeeDepth", 6, 1, 12, 1, "SEE pruning of captures and quiet moves up to this depth (plies)"),
+    Param("SeeCaptureMargin", 200, 50, 600, 20, "captures with SEE below -margin*depth are skipped"),
+    Param("SeeQuietMargin", 60, 10, 200, 5, "quiet moves and checks with SEE below -margin*depth^2 are skipped"),
     # late move reductions
     Param("LmrMinDepth", 3, 1, 6, 1, "reductions from this depth (plies)"),
     Param("LmrBase", 60, 0, 150, 10, "reduction table: base/100 + ln(depth)*ln(moves)*100/LmrDiv"),

@@ -24,12 +24,14 @@ from .history import update_quiet, history_bonus, piece_to
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
 from .mate import mate_in_1, MATE_BUF_SIZE
+from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
                      SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
-                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE)
+                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
+                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN)
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
@@ -84,6 +86,7 @@ SearchCtx = namedtuple("SearchCtx", [
     "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
     "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
                      # to it (perpetual check, superior/inferior hands): kept out of the TT
+    "see_buf",       # int64[SEE_BUF]: scratch for SEE
     "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
     "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
     "stop",          # int32[1]: set by Python to stop the search
@@ -103,6 +106,7 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
                     np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
+                    np.zeros(SEE_BUF, np.int64),
                     np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
     set_search_params(ctx, defaults() if sp is None else sp)
     return ctx
@@ -445,6 +449,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if params[P_FUTILITY] and d_plies <= sp[SP_HISTORY_PRUNE_DEPTH] \
                     and picker[PICK_SCORE] < -sp[SP_HISTORY_PRUNE] * d_plies:
                 continue
+        # SEE pruning at shallow depth: captures that lose material, quiet moves and checks
+        # that put a piece where it is lost
+        if not pv_node and best > -VALUE_MATE_IN_MAX and params[P_FUTILITY] and not near_end \
+                and not in_check and d_plies <= sp[SP_SEE_DEPTH] and move_count > 1:
+            if quiet:
+                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * d_plies * d_plies:
+                    continue
+            elif picker[PICK_SCORE] < 0 or checks:
+                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_CAPTURE_MARGIN] * d_plies:
+                    continue
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:
             if checks:
