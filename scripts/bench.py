@@ -8,6 +8,7 @@
     python scripts/bench.py --positions my.txt     # another position file
     python scripts/bench.py --time-to-depth 12     # time to depth 12 with 1 and 2 threads
     python scripts/bench.py --startpos-1s          # depth reached in 1 s from the start position
+    python scripts/bench.py --depth-1s             # median depth reached in 1 s, middle games
     python scripts/bench.py --verify               # parse every position with Position,
                                                    # python-shogi and cshogi, then exit
 
@@ -205,6 +206,52 @@ def startpos_1s(args) -> None:
           f"nps {int(nodes / seconds)} threads {args.threads}")
 
 
+def depth_1s(args, positions) -> None:
+    """Median of the deepest iteration completed in 1 s (--movetime to change it) over the
+    middle-game positions (comment starting 'middle game'), and their node rate.  With
+    --nodes N each search gets N nodes instead: the same figure without the machine's load
+    (1 s is about 1.2 M nodes on an idle core)."""
+    searcher = make_searcher(args.hash, args.threads)
+    chosen = [(i, sfen) for i, (sfen, comment) in enumerate(positions, 1)
+              if comment.startswith("middle game")]
+    movetime = args.movetime or 1000
+    limit = f"{args.nodes} nodes" if args.nodes else f"{movetime} ms"
+    print(f"# depth in {limit}, {len(chosen)} middle-game positions, threads {args.threads}")
+    print(f"{'#':>3} {'depth':>5} {'seldepth':>8} {'nodes':>10} {'nodes/s':>9} {'best':>7}  score")
+    depths, total_nodes, total_time, cpu_time = [], 0, 0.0, 0.0
+    for i, sfen in chosen:
+        fresh(searcher)
+        done: list[IterationInfo] = []
+
+        def on_iteration(info: IterationInfo) -> None:
+            if info.bound is None and info.multipv == 1:
+                done.append(info)
+
+        cpu0 = time.process_time()
+        if args.nodes:
+            t0 = time.perf_counter()
+            result = searcher.think(make_position(sfen), depth=None, nodes=args.nodes, multipv=1,
+                                    stop=np.zeros(1, np.int32), on_iteration=on_iteration)
+            seconds = time.perf_counter() - t0
+        else:
+            result, seconds = timed_think(searcher, make_position(sfen), depth=None,
+                                          movetime_ms=movetime, on_iteration=on_iteration)
+        cpu_time += time.process_time() - cpu0
+        last = done[-1] if done else None
+        nodes = result.info.nodes if result.info else 0
+        depths.append(last.depth if last else 0)
+        total_nodes += nodes
+        total_time += seconds
+        print(f"{i:3d} {depths[-1]:5d} {last.seldepth if last else 0:8d} {nodes:10d} "
+              f"{int(nodes / seconds):9d} {result.best or '-':>7}  {score_text(last)}", flush=True)
+    depths.sort()
+    n = len(depths)
+    median = depths[n // 2] if n % 2 else (depths[n // 2 - 1] + depths[n // 2]) / 2
+    print(f"# cpu {cpu_time:.3f} s for {total_time:.3f} s wall; load average {os.getloadavg()[0]:.2f}")
+    print(f"median depth {median} over {n} middle games in {limit}, "
+          f"nps {int(total_nodes / total_time) if total_time > 0 else 0}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help=f"search depth (default {DEFAULT_DEPTH})")
@@ -214,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--movetime", type=int, metavar="MS", help="time per position instead of a depth")
     ap.add_argument("--time-to-depth", type=int, metavar="D", help="time to depth D with 1 and 2 threads")
     ap.add_argument("--startpos-1s", action="store_true", help="depth reached in 1 s from startpos")
+    ap.add_argument("--depth-1s", action="store_true",
+                    help="median depth reached in 1 s (or --movetime) over the middle games")
+    ap.add_argument("--nodes", type=int, metavar="N", help="--depth-1s: N nodes a position instead of 1 s")
     ap.add_argument("--verify", action="store_true", help="check every position parses, then exit")
     args = ap.parse_args(argv)
     positions = load_positions(args.positions)
@@ -223,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         time_to_depth(args, positions)
     elif args.startpos_1s:
         startpos_1s(args)
+    elif args.depth_1s:
+        depth_1s(args, positions)
     else:
         bench(args, positions)
     return 0

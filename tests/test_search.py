@@ -12,9 +12,13 @@ import numpy as np
 import pytest
 import shogi
 
-from usi_engine.position import Position
+from usi_engine.position import Position, move_to_usi
 from usi_engine.searcher import Searcher
-from usi_engine.core import tt as ctt
+from usi_engine.core import tt as ctt, search as cs, board as cb
+from usi_engine.core.evaluate import evaluate
+from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
+from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
+from core_tree import tree
 from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
 
 
@@ -141,7 +145,82 @@ def test_defender_uses_perpetual_check_to_win(searcher):
     pos = from_history(CHECKER, CHECK_CYCLE + ["9b9a"])  # white to move, in check again
     r = think(searcher, pos, depth=5)
     assert r.best == "1a1b"
-    assert r.info.score_mate is not None and r.info.score_mate > 0
+    # a win, but one this path decides, not a mate the tree proved: reported in cp
+    assert r.info.score_mate is None and r.info.score_cp >= cs.VALUE_PERPETUAL - MAX_PLY
+    # and the root's TT entry keeps its best move but no value
+    hit, m1, _m2, _v, _e, _d, bound = ctt.probe(searcher.tt, np.uint64(pos.key()))
+    assert hit and bound == ctt.BOUND_NONE and move_to_usi(int(m1)) == "1a1b"
+
+
+# --- a tree that tells the truth -----------------------------------------------------------
+
+def test_root_fail_low_is_stored_as_an_upper_bound():
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    arrays, ctx = tree(sfen)
+    v = cs.root_search(arrays, ctx, 5000, 5001, 4 * cs.ONE_PLY)
+    assert v <= 5000
+    hit, _m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    assert hit and bound == ctt.BOUND_UPPER
+    assert ev == evaluate(arrays) != 0          # the root's real static eval, not 0
+
+
+def test_mate_in_1_store_keeps_no_fake_eval():
+    arrays, ctx = tree("4k4/9/4P4/9/9/9/9/9/4K4 b GN 1", MATE1=1)
+    ctx.stack_pt[0] = 0                          # as if a real move led here
+    v = cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
+    assert v == ctt.VALUE_MATE - 2               # mate in 1 from ply 1
+    hit, m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
+    assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
+    # the quiescence search of the same position stands pat on its real eval
+    assert cs.qsearch(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1) >= evaluate(arrays)
+
+
+def _walk(arrays, ctx, usi_moves):
+    """Play king moves ('null': a pass) from the root, as the tree does."""
+    for ply, usi in enumerate(usi_moves):
+        if usi == "null":
+            ctx.stack_pt[ply] = -1
+            cb.do_null_move(arrays)
+            continue
+        side = arrays.st[cb.ST_SIDE]
+        king = KING | (WHITE_BIT if side else 0)
+        ctx.stack_pt[ply] = 0
+        cb.do_move(arrays, np.int32(make_move(parse_square(usi[:2]), parse_square(usi[2:]), king, 0)))
+
+
+KINGS = "8k/9/9/9/9/9/9/9/K8 b - 1"
+
+
+def test_repetition_across_a_null_move_is_not_a_draw():
+    draw = 777                                   # an unmistakable draw value
+    arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
+    cycle = ["9i9h", "1a1b", "9h9i", "1b1a"]     # a real repetition: a draw
+    _walk(arrays, ctx, cycle)
+    assert cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 4, 0) == draw
+    arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
+    # the black king's triangle with a white pass among the moves: the board repeats, but
+    # only because of the pass
+    _walk(arrays, ctx, ["9i9h", "1a1b", "9h8i", "null", "8i9i", "1b1a"])
+    assert arrays.keys[6] == arrays.keys[0]
+    assert cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 6, 0) != draw
+
+
+def test_single_reply_extension_obeys_the_check_extension_switch():
+    sfen = "4k4/9/9/9/9/9/9/7+r1/8K b - 1"        # in check, 1i2h is the only move
+    after = Position(sfen)
+    after.push("1i2h")
+
+    def nodes(check_ext):
+        arrays, ctx = tree(sfen, CHECK_EXT=check_ext)
+        assert ctx.params[cs.P_ROOT_N] == 1
+        cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, cs.ONE_PLY)
+        return int(ctx.stats[cs.S_NODES])
+
+    child_arrays, child_ctx = tree(after)
+    cs.qsearch(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1)
+    assert nodes(0) == child_ctx.stats[cs.S_NODES]   # no extension: the reply gets qsearch
+    assert nodes(1) > nodes(0)                       # extended: a full ply more
 
 
 # --- history tables ------------------------------------------------------------------------
@@ -167,7 +246,34 @@ def test_bounded_rule_stays_within_d(d):
 
 
 def test_history_bonus_never_exceeds_the_smallest_bound():
-    assert all(0 < history_bonus(d) <= BUTTERFLY_D for d in range(0, 200))
+    sp = np.array(defaults(), np.int64)
+    assert all(0 < history_bonus(sp, d) <= BUTTERFLY_D for d in range(0, 200))
+    hi = np.array([p.hi for p in PARAMS], np.int64)        # anywhere a tuner may go
+    assert all(0 < history_bonus(hi, d) <= min(BUTTERFLY_D, CONTINUATION_D) for d in range(0, 200))
+
+
+def test_search_params_travel_in_the_context():
+    ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
+    assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
+    sp = defaults()
+    sp[INDEX["LmrDiv"]] = 300                              # a gentler reduction table
+    gentle = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32), sp=sp)
+    assert (gentle.reductions <= ctx.reductions).all() and (gentle.reductions < ctx.reductions).any()
+    assert ctx.reductions[1, 1] == 0 and ctx.reductions[20, 20] > 0
+    with pytest.raises(ValueError, match="expected"):
+        cs.set_search_params(ctx, [1, 2, 3])
+
+
+def test_search_params_change_the_tree():
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    arrays, ctx = tree(sfen)
+    cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
+    sp = defaults()
+    sp[INDEX["LmpDepth"]] = 2                              # far less move-count pruning
+    arrays2, ctx2 = tree(sfen)
+    cs.set_search_params(ctx2, sp)
+    cs.root_search(arrays2, ctx2, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
+    assert ctx2.stats[cs.S_NODES] != ctx.stats[cs.S_NODES]
 
 
 # --- transposition table -------------------------------------------------------------------
@@ -308,3 +414,44 @@ def test_cold_compile_then_warm_cache_start(tmp_path):
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.split()[0] in Position().legal_moves()
     assert any(tmp_path.rglob("*.nbi"))                  # the first run filled the cache
+
+
+# --- MaxMovesToDraw inside the tree -------------------------------------------------------
+
+# Black is a rook up; 90 moves were played before this position (SFEN move number 91)
+AHEAD = "4k4/9/9/9/9/9/9/9/4K3R b - 91"
+
+
+def test_max_game_ply_makes_deep_nodes_draws():
+    free, ctx = tree(AHEAD)
+    v_free = cs.root_search(free, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
+    assert v_free > 500                                   # a rook up, no limit
+    # the game ends in a draw after ply 92: every line of 2 plies or more is a draw
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=92, DRAW_VALUE=0)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == 0
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=92, DRAW_VALUE=-30)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == -30
+    # a far limit changes nothing
+    arrays, ctx = tree(AHEAD, MAX_GAME_PLY=400)
+    assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == v_free
+
+
+def test_a_mate_on_the_last_move_still_counts():
+    # G*5b mates on game ply 91, the last one before the limit of 91
+    sfen = "4k4/9/4P4/9/9/9/9/9/4K4 b G 91"
+    arrays, ctx = tree(sfen, MAX_GAME_PLY=91)
+    v = cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
+    assert v == ctt.VALUE_MATE - 1 and move_to_usi(int(ctx.root_moves[0])) == "G*5b"
+
+
+def test_search_writes_the_history_tables():
+    """A search from a middle game rewards cutoffs in the butterfly, continuation and
+    counter-move tables, and leaves killers behind."""
+    sfen = "ln4k1l/1r4g2/p3sgspn/2ppppp1p/1p7/2PPP1P2/PPSG1P1PP/2G2S1R1/LNK4NL b Bb 41"
+    arrays, ctx = tree(sfen, tt_entries=1 << 16)
+    for depth in range(1, 8):
+        cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, depth * cs.ONE_PLY)
+    for name in ("butterfly", "continuation", "counter", "killers"):
+        table = getattr(ctx, name)
+        assert np.count_nonzero(table) > 0, name
+    assert (ctx.butterfly > 0).any() and (ctx.butterfly < 0).any()   # rewards and penalties

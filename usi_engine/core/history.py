@@ -10,6 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from .types import jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY
+from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX
 
 BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
 CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
@@ -42,9 +43,11 @@ def bounded_update(entry, bonus, d):
 
 
 @jit()
-def history_bonus(depth_plies):
-    """Reward for a cutoff at this remaining depth (never above the smallest D)."""
-    return min(depth_plies * depth_plies * 32 + 64, 2000)
+def history_bonus(sp, depth_plies):
+    """Reward for a cutoff at this remaining depth (sp: params.py's constants; the cap stays
+    below the smallest D)."""
+    return min(depth_plies * depth_plies * sp[SP_HISTORY_BONUS_MUL] + sp[SP_HISTORY_BONUS_ADD],
+               sp[SP_HISTORY_BONUS_MAX])
 
 
 @jit(inline="always")

@@ -6,10 +6,11 @@ generated at once and ordered the same way.
 """
 import numpy as np
 
-from .types import jit, DROP_BASE
+from .types import jit, PAWN, PROMOTED, base_type
 from .attacks import is_attacked
-from .weights import TYPE_VALUE
+from .weights import TYPE_VALUE, HAND_VALUE
 from .history import quiet_score
+from .see import see
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
 SCORE_TT1 = 1 << 40
@@ -22,23 +23,40 @@ SCORE_BAD_CAPTURE = -(1 << 30)
 
 
 @jit()
-def is_capture_or_promotion(board, m):
-    if ((m >> 7) & 127) >= DROP_BASE:
-        return False
-    return board[m & 127] != 0 or (m >> 14) & 1 == 1
+def is_tactical(board, m):
+    """A capture or a pawn promotion: exactly the moves of movegen's GEN_CAPTURES stage.
+    Every other move (drops, and the non-capture promotions of the other pieces included)
+    is quiet: ordered, reduced and rewarded by history like any quiet move."""
+    return board[m & 127] != 0 or ((m >> 14) & 1 == 1 and (m >> 15) & 15 == PAWN)
 
 
 @jit()
-def capture_score(board, m, them):
-    """MVV-LVA; a capture that gives up more than it wins on a defended square goes last."""
+def material_gain(board, m):
+    """What move m wins at most at once: the captured piece's board value, the same piece's
+    value in our hand, and the promotion gain."""
+    gain = 0
+    victim = board[m & 127] & 15
+    if victim != 0:
+        gain = TYPE_VALUE[victim] + HAND_VALUE[base_type(victim)]
+    if (m >> 14) & 1:
+        t = (m >> 15) & 15
+        gain += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
+    return gain
+
+
+@jit()
+def capture_score(board, m, buf):
+    """MVV-LVA among the captures that do not lose material by SEE; the others go last,
+    ordered by what the exchange loses.  buf: SEE scratch (see.SEE_BUF)."""
     victim = TYPE_VALUE[board[m & 127] & 15]
     attacker = TYPE_VALUE[(m >> 15) & 15]
     promo = 0
     if (m >> 14) & 1:
         promo = TYPE_VALUE[((m >> 15) & 15) + 8] - attacker
     gain = victim + promo
-    if victim < attacker and is_attacked(board, m & 127, them):
-        return SCORE_BAD_CAPTURE + gain - attacker // 16
+    s = see(board, m, buf)
+    if s < 0:
+        return SCORE_BAD_CAPTURE + s
     return SCORE_GOOD_CAPTURE + gain * 16 - attacker // 16
 
 
@@ -53,8 +71,8 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, p
             scores[i] = SCORE_TT1
         elif m == tt2:
             scores[i] = SCORE_TT2
-        elif is_capture_or_promotion(board, m):
-            scores[i] = capture_score(board, m, 1 - us)
+        elif is_tactical(board, m):
+            scores[i] = capture_score(board, m, ctx.see_buf)
         elif m == k1:
             scores[i] = SCORE_KILLER1
         elif m == k2:
@@ -130,7 +148,7 @@ def _is_special(pk, m):
 def _refutation(pos, pk, m):
     """A killer or counter move worth trying here: legal, quiet, and not a TT move."""
     return (m != 0 and m != pk[PICK_TT1] and m != pk[PICK_TT2]
-            and is_legal(pos, m) and not is_capture_or_promotion(pos.board, m))
+            and is_legal(pos, m) and not is_tactical(pos.board, m))
 
 
 @jit()
@@ -154,7 +172,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
         elif stage == STAGE_CAPTURES_GEN:
             n = generate(pos, moves, GEN_CAPTURES, False)
             for i in range(n):
-                scores[i] = capture_score(pos.board, moves[i], 1 - us)
+                scores[i] = capture_score(pos.board, moves[i], ctx.see_buf)
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
             pk[PICK_N] = n

@@ -19,9 +19,38 @@ class Param(NamedTuple):
 
 
 PARAMS: tuple[Param, ...] = (
+    # pruning before the move loop
     Param("RazorMargin", 320, 100, 800, 20, "razoring: static + margin*depth below alpha"),
     Param("FutilityMargin", 110, 40, 300, 10, "reverse futility: static - margin*(depth-improving) >= beta"),
+    Param("FutilityDepth", 6, 2, 12, 1, "reverse futility up to this depth (plies)"),
+    Param("NullMoveDepth", 2, 1, 6, 1, "null move from this depth (plies)"),
+    Param("NullMoveBase", 3, 1, 6, 1, "null-move reduction: base + depth/NullMoveDiv plies"),
+    Param("NullMoveDiv", 4, 2, 8, 1, "null-move reduction: depth divisor"),
+    Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
+    Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
+    # pruning in the move loop (quiet moves)
+    Param("LmpDepth", 8, 2, 16, 1, "move-count pruning up to this depth (plies)"),
+    Param("LmpBase", 3, 0, 10, 1, "move-count pruning: quiets after base + depth^2 moves are skipped"),
+    Param("FutilityMoveDepth", 4, 1, 10, 1, "futility pruning of quiets up to this depth (plies)"),
+    Param("FutilityMoveBase", 160, 0, 500, 20, "futility of quiets: static + base + margin*depth <= alpha"),
+    Param("FutilityMoveMargin", 130, 40, 300, 10, "futility of quiets: margin per ply"),
+    Param("HistoryPruneDepth", 3, 1, 8, 1, "history pruning up to this depth (plies)"),
     Param("HistoryPrune", 3000, 500, 10000, 250, "quiet moves with history below -this*depth are skipped"),
+    Param("SeeDepth", 6, 1, 12, 1, "SEE pruning of captures and quiet moves up to this depth (plies)"),
+    Param("SeeCaptureMargin", 200, 50, 600, 20, "captures with SEE below -margin*depth are skipped"),
+    Param("SeeQuietMargin", 60, 10, 200, 5, "quiet moves and checks with SEE below -margin*depth^2 are skipped"),
+    # late move reductions
+    Param("LmrMinDepth", 3, 1, 6, 1, "reductions from this depth (plies)"),
+    Param("LmrBase", 60, 0, 150, 10, "reduction table: base/100 + ln(depth)*ln(moves)*100/LmrDiv"),
+    Param("LmrDiv", 150, 80, 300, 10, "reduction table divisor (x100)"),
+    Param("LmrHistoryGood", 3591, 500, 7000, 250, "one ply less for quiets with history above this"),
+    Param("LmrHistoryBad", 7183, 1000, 14000, 500, "one ply more for quiets with history below -this"),
+    # quiescence, scores, history
+    Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
+    Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),
+    Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),
+    Param("HistoryBonusAdd", 64, 0, 400, 16, "history bonus: constant term"),
+    Param("HistoryBonusMax", 2000, 500, 4000, 100, "history bonus: cap (below every table's bound)"),
 )
 
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}

@@ -12,27 +12,35 @@ import numba
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MAX_MOVES
+from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY,
+                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
-from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check
+from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
-                 VALUE_MATE_IN_MAX, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT)
-from .history import (update_quiet, history_bonus, piece_to, BUTTERFLY_D)
-from .movepick import (score_moves, pick_next, is_capture_or_promotion, picker_init,
+                 VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
+from .history import update_quiet, history_bonus, piece_to
+from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB)
-from .weights import TYPE_VALUE
 from .mate import mate_in_1, MATE_BUF_SIZE
+from .see import see, SEE_BUF
+from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
+                     SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
+                     SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
+                     SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
+                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
+                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
+                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN)
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
-VALUE_SUPERIOR = 1500          # same board with more in hand: as good as a big gain
+# A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
+# stays below the mate scores and is never printed as `score mate`.
+VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
-MATE1_MIN_DEPTH = 4            # plies: below this a mate-in-1 probe costs more than it finds
 STACK = MAX_PLY + 8
-HISTORY_PRUNE = 3000           # per ply of depth: quiets with a worse history are skipped
+LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
 
 # ctx.params fields (set by the Python driver)
@@ -51,6 +59,7 @@ P_PV_INDEX = 11       # MultiPV: root moves before this index are already search
 P_ROOT_PLY = 12       # pos ply at the root
 P_ROOT_DEPTH = 13
 P_IIR = 14
+P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
 P_NB = 16
 # ctx.stats fields (written by the search)
 S_NODES = 0
@@ -75,36 +84,51 @@ SearchCtx = namedtuple("SearchCtx", [
     "params",        # int64[P_NB]
     "stats",         # int64[S_NB]
     "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
+    "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
+                     # to it (perpetual check, superior/inferior hands): kept out of the TT
+    "see_buf",       # int64[SEE_BUF]: scratch for SEE
+    "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
+    "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
     "stop",          # int32[1]: set by Python to stop the search
 ])
 
 
-def new_context(tt, stop) -> SearchCtx:
+def new_context(tt, stop, sp=None) -> SearchCtx:
+    """A search context for one thread; `sp` gives the tunable constants (params.defaults()
+    when None), see set_search_params."""
     from .history import new_histories
     h = new_histories()
-    return SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
-                     np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
-                     np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
-                     np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                     np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
-                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
-                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
-                     np.zeros(MATE_BUF_SIZE, np.int32), stop)
+    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
+                    np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
+                    np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
+                    np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
+                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
+                    np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
+                    np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
+                    np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
+                    np.zeros(SEE_BUF, np.int64),
+                    np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
+    set_search_params(ctx, defaults() if sp is None else sp)
+    return ctx
+
+
+def set_search_params(ctx: SearchCtx, sp) -> None:
+    """Load the tunable constants (SP_NB integers, in params.PARAMS order) into ctx.sp and
+    rebuild the tables made from them."""
+    values = np.asarray(sp, dtype=np.int64)
+    if values.shape != (SP_NB,):
+        raise ValueError(f"search params: expected {SP_NB} integers, got shape {values.shape}")
+    ctx.sp[:] = values
+    base = ctx.sp[SP_LMR_BASE] / 100
+    div = ctx.sp[SP_LMR_DIV] / 100
+    ctx.reductions.fill(0)
+    for d in range(1, LMR_TABLE):
+        for n in range(1, LMR_TABLE):
+            ctx.reductions[d, n] = max(0, int(base + math.log(d) * math.log(n) / div))
 
 
 POS_T = numba.typeof(new_position())
 CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
-
-
-def _reduction_table():
-    r = np.zeros((64, 64), np.int64)
-    for d in range(1, 64):
-        for n in range(1, 64):
-            r[d, n] = int(0.6 + math.log(d) * math.log(n) / 1.5)
-    return r
-
-
-REDUCTIONS = _reduction_table()   # in plies, by depth (plies) and move number
 
 
 @jit(inline="always")
@@ -135,20 +159,58 @@ def _should_stop(ctx):
 
 
 @jit()
+def _repetition_scan(pos, ply):
+    """Plies to scan back for a repetition: REPETITION_SCAN, but never across a null move
+    of the tree (a pass changes nothing on the board and would fake a repetition)."""
+    now = pos.st[ST_PLY]
+    for j in range(1, min(ply, REPETITION_SCAN) + 1):
+        if pos.moves[now - j] == MOVE_NULL:
+            return j - 1
+    return REPETITION_SCAN
+
+
+@jit()
 def _repetition_score(pos, ctx, ply):
-    """Score of an in-tree repetition, or VALUE_INF when there is none."""
-    rep = repetition_state(pos, REPETITION_SCAN, 1)
+    """Score of an in-tree repetition, or VALUE_INF when there is none.  Every score but
+    the draw depends on the path and marks ctx.path_dep[ply]."""
+    rep = repetition_state(pos, _repetition_scan(pos, ply), 1)
     if rep == REP_NONE:
         return VALUE_INF
     if rep == REP_DRAW:
         return _draw_value(pos, ctx)
+    if rep != REP_WIN and rep != REP_LOSE and ply <= 1:
+        return VALUE_INF
+    ctx.path_dep[ply] = 1
     if rep == REP_WIN:
-        return mate_in(ply)
+        return VALUE_PERPETUAL - ply
     if rep == REP_LOSE:
-        return mated_in(ply)
+        return -VALUE_PERPETUAL + ply
     if rep == REP_SUPERIOR:
-        return VALUE_SUPERIOR if ply > 1 else VALUE_INF
-    return -VALUE_SUPERIOR if ply > 1 else VALUE_INF
+        return ctx.sp[SP_SUPERIOR_VALUE]
+    return -ctx.sp[SP_SUPERIOR_VALUE]
+
+
+@jit()
+def _game_ply_limit(pos, ctx, ply):
+    """VALUE_INF, or the score of a node that reached MaxMovesToDraw (P_MAX_GAME_PLY plies
+    of the game): a draw, unless the last move mated.  The score depends on the game ply,
+    which the TT key ignores, so it marks the node path-dependent."""
+    limit = ctx.params[P_MAX_GAME_PLY]
+    if limit <= 0 or pos.st[ST_MOVENUM] - 1 + pos.st[ST_PLY] < limit:
+        return VALUE_INF
+    ctx.path_dep[ply] = 1
+    if pos.checks[pos.st[ST_PLY]] != 0 and not has_legal_move(pos, ctx.moves[ply]):
+        return mated_in(ply)
+    return _draw_value(pos, ctx)
+
+
+@jit()
+def _plies_to_limit(pos, ctx):
+    """Game plies left before MaxMovesToDraw ends the game (a large number when unlimited)."""
+    limit = ctx.params[P_MAX_GAME_PLY]
+    if limit <= 0:
+        return 1 << 30
+    return limit - (pos.st[ST_MOVENUM] - 1 + pos.st[ST_PLY])
 
 
 @jit()
@@ -165,6 +227,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     """Captures and pawn promotions until the position is quiet; all evasions in check."""
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
+    ctx.path_dep[ply] = 0
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
     if _should_stop(ctx):
@@ -172,6 +235,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     if ply >= MAX_PLY:
         return 0 if in_check else evaluate(pos)
+    limit = _game_ply_limit(pos, ctx, ply)
+    if limit != VALUE_INF:
+        return limit
     key = pos.keys[pos.st[ST_PLY]]
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     if hit:
@@ -184,7 +250,11 @@ def qsearch(pos, ctx, alpha, beta, ply):
         best = -VALUE_INF
         stand_pat = -VALUE_INF
     else:
-        stand_pat = tt_eval if hit else evaluate(pos)
+        stand_pat = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+        if _plies_to_limit(pos, ctx) <= 1:
+            # every move ends the game in a draw (or mates): standing pat is a draw
+            ctx.path_dep[ply] = 1
+            stand_pat = _draw_value(pos, ctx)
         if stand_pat >= beta:
             return stand_pat
         if stand_pat > alpha:
@@ -200,9 +270,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
     for i in range(n):
         m = pick_next(moves, scores, i, n)
         if not in_check:
-            # delta pruning: even winning the piece cannot lift alpha
-            gain = TYPE_VALUE[pos.board[m & 127] & 15] + 200
-            if stand_pat + gain < alpha and (m >> 14) & 1 == 0:
+            # delta pruning: even winning the piece (board + hand value) and the promotion
+            # cannot lift alpha
+            if stand_pat + material_gain(pos.board, m) + ctx.sp[SP_DELTA_MARGIN] < alpha:
                 continue
             if scores[i] < 0:
                 break          # losing captures are left alone
@@ -220,7 +290,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 if v >= beta:
                     break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else 0,
+    if ctx.path_dep[ply]:
+        return best            # a score of this path (MaxMovesToDraw): not for the TT
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else EVAL_NONE,
           0, bound, ctx.params[P_GENERATION])
     return best
 
@@ -228,7 +300,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
 @jit()
 def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
     """Reward the quiet move that cut off; penalise the quiet moves tried before it."""
-    bonus = history_bonus(d_plies)
+    bonus = history_bonus(ctx.sp, d_plies)
     update_quiet(ctx, us, m, prev1, prev2, bonus)
     for j in range(n_failed):
         update_quiet(ctx, us, failed[j], prev1, prev2, -bonus)
@@ -252,6 +324,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     pv_node = beta - alpha > 1
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
+    ctx.path_dep[ply] = 0
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
     if _should_stop(ctx):
@@ -263,6 +336,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     rep = _repetition_score(pos, ctx, ply)
     if rep != VALUE_INF:
         return rep
+    limit = _game_ply_limit(pos, ctx, ply)
+    if limit != VALUE_INF:
+        return limit
     # mate distance pruning
     if alpha < mated_in(ply):
         alpha = mated_in(ply)
@@ -279,15 +355,17 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 or (tt_bound == BOUND_UPPER and tt_v <= alpha):
             return tt_v
     params = ctx.params
+    sp = ctx.sp
     us = pos.st[ST_SIDE]
     d_plies = depth // ONE_PLY
 
     # a mate in one ends the node at once (the TT remembers it)
-    if params[P_MATE1] and not in_check and not hit and d_plies >= MATE1_MIN_DEPTH:
+    if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
             v = mate_in(ply + 1)
-            store(ctx.tt, key, m, value_to_tt(v, ply), 0, depth, BOUND_EXACT, params[P_GENERATION])
+            store(ctx.tt, key, m, value_to_tt(v, ply), EVAL_NONE, depth, BOUND_EXACT,
+                  params[P_GENERATION])
             if pv_node:
                 ctx.pv_len[ply + 1] = ply + 1
                 _update_pv(ctx, ply, m)
@@ -297,21 +375,24 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if in_check:
         static = -VALUE_INF
     else:
-        static = tt_eval if hit else evaluate(pos)
+        static = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
-    if not in_check and not pv_node:
-        if params[P_RAZORING] and d_plies <= 2 and static + 320 * d_plies < alpha:
+    # within reach of MaxMovesToDraw the static eval says nothing about the result
+    near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
+    if not in_check and not pv_node and not near_end:
+        if params[P_RAZORING] and d_plies <= 2 and static + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
                 return v
-        if params[P_FUTILITY] and d_plies <= 6 and static - 110 * (d_plies - improving) >= beta \
+        if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_DEPTH] \
+                and static - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta \
                 and static < VALUE_MATE_IN_MAX:
             return static
         # null move: never twice in a row (the previous move's continuation index is -1)
-        if params[P_NULL_MOVE] and d_plies >= 2 and static >= beta and ply > 0 \
+        if params[P_NULL_MOVE] and d_plies >= sp[SP_NULL_MOVE_DEPTH] and static >= beta and ply > 0 \
                 and ctx.stack_pt[ply - 1] >= 0 and beta > -VALUE_MATE_IN_MAX:
-            r = 3 + d_plies // 4
+            r = sp[SP_NULL_MOVE_BASE] + d_plies // sp[SP_NULL_MOVE_DIV]
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
             v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
@@ -319,10 +400,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if ctx.stop[0] != 0:
                 return 0
             if v >= beta:
+                ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                 return beta if v >= VALUE_MATE_IN_MAX else v
 
     # internal iterative reduction: with no move to try first, a deep search is a guess
-    if params[P_IIR] and tt1 == 0 and d_plies >= 4:
+    if params[P_IIR] and tt1 == 0 and d_plies >= sp[SP_IIR_DEPTH]:
         depth -= ONE_PLY
         d_plies -= 1
 
@@ -340,6 +422,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     best = -VALUE_INF
     best_move = 0
     quiets_tried = 0
+    path_dep = 0
     move_count = 0
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
@@ -347,21 +430,35 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
-        quiet = not is_capture_or_promotion(pos.board, m)
+        quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
         move_count += 1
         checks = gives_check(pos, m)
         # shallow pruning of late quiet moves
-        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX:
-            if params[P_FUTILITY] and d_plies <= 8 and move_count > 3 + d_plies * d_plies:
+        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX \
+                and not near_end:
+            if params[P_FUTILITY] and d_plies <= sp[SP_LMP_DEPTH] \
+                    and move_count > sp[SP_LMP_BASE] + d_plies * d_plies:
                 skip_quiets = True
                 continue
-            if params[P_FUTILITY] and d_plies <= 4 and static + 160 + 130 * d_plies <= alpha:
+            if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_MOVE_DEPTH] \
+                    and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * d_plies <= alpha:
                 continue
             # history pruning: a quiet move that keeps failing here is not worth a look
-            if params[P_FUTILITY] and d_plies <= 3 and picker[PICK_SCORE] < -HISTORY_PRUNE * d_plies:
+            if params[P_FUTILITY] and d_plies <= sp[SP_HISTORY_PRUNE_DEPTH] \
+                    and picker[PICK_SCORE] < -sp[SP_HISTORY_PRUNE] * d_plies:
                 continue
+        # SEE pruning at shallow depth: captures that lose material, quiet moves and checks
+        # that put a piece where it is lost
+        if not pv_node and best > -VALUE_MATE_IN_MAX and params[P_FUTILITY] and not near_end \
+                and not in_check and d_plies <= sp[SP_SEE_DEPTH] and move_count > 1:
+            if quiet:
+                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * d_plies * d_plies:
+                    continue
+            elif picker[PICK_SCORE] < 0 or checks:
+                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_CAPTURE_MARGIN] * d_plies:
+                    continue
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:
             if checks:
@@ -375,15 +472,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
         else:
             r = 0
-            if params[P_LMR] and d_plies >= 3 and quiet and not in_check and not checks:
-                r = REDUCTIONS[min(d_plies, 63), min(move_count, 63)]
+            if params[P_LMR] and d_plies >= sp[SP_LMR_MIN_DEPTH] and quiet and not in_check \
+                    and not checks:
+                r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
                 if pv_node:
                     r -= 1
                 if cut_node:
                     r += 1
-                if picker[PICK_SCORE] > BUTTERFLY_D // 2:
+                if picker[PICK_SCORE] > sp[SP_LMR_HISTORY_GOOD]:
                     r -= 1
-                elif picker[PICK_SCORE] < -BUTTERFLY_D:
+                elif picker[PICK_SCORE] < -sp[SP_LMR_HISTORY_BAD]:
                     r += 1
                 if r < 0:
                     r = 0
@@ -399,6 +497,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
+        path_dep |= ctx.path_dep[ply + 1]
         if v > best:
             best = v
             if v > alpha:
@@ -414,10 +513,13 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
 
     if move_count == 0:
         return mated_in(ply)       # no legal move loses in shogi, in check or not
-    if best >= beta and best_move != 0 and not is_capture_or_promotion(pos.board, best_move):
+    if best >= beta and best_move != 0 and not is_tactical(pos.board, best_move):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else 0,
+    ctx.path_dep[ply] = path_dep
+    if path_dep:
+        bound = BOUND_NONE         # a score of this path only: keep the move, not the value
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else EVAL_NONE,
           depth, bound, params[P_GENERATION])
     return best
 
@@ -438,12 +540,17 @@ def root_search(pos, ctx, alpha, beta, depth):
     first = params[P_PV_INDEX]
     n = params[P_ROOT_N]
     best = -VALUE_INF
+    alpha_in = alpha
+    path_dep = 0
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     for i in range(first, n):
         m = ctx.root_moves[i]
-        ext = ONE_PLY // 2 if params[P_CHECK_EXT] and gives_check(pos, m) else 0
-        if in_check and n == 1:
-            ext = ONE_PLY
+        ext = 0
+        if params[P_CHECK_EXT]:
+            if gives_check(pos, m):
+                ext = ONE_PLY // 2
+            if in_check and n == 1:
+                ext = ONE_PLY
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
@@ -458,6 +565,7 @@ def root_search(pos, ctx, alpha, beta, depth):
             ctx.stats[S_ABORTED] = 1
             break
         ctx.stats[S_ROOT_DONE] += 1
+        path_dep |= ctx.path_dep[1]
         ctx.root_scores[i] = v
         if v > best:
             best = v
@@ -473,12 +581,14 @@ def root_search(pos, ctx, alpha, beta, depth):
                     alpha = v
                 if v >= beta:
                     break
-    if not ctx.stats[S_ABORTED] and best > -VALUE_INF:
+    ctx.path_dep[0] = path_dep
+    if not ctx.stats[S_ABORTED] and best > -VALUE_INF and first == 0:
         key = pos.keys[pos.st[ST_PLY]]
-        bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > -VALUE_INF else BOUND_UPPER)
-        if first == 0:
-            store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0), 0, depth, bound,
-                  params[P_GENERATION])
+        bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > alpha_in else BOUND_UPPER)
+        if path_dep:
+            bound = BOUND_NONE
+        store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0),
+              EVAL_NONE if in_check else evaluate(pos), depth, bound, params[P_GENERATION])
     return best
 
 

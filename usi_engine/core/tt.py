@@ -18,6 +18,7 @@ BOUND_EXACT = 3
 BUCKET = 4
 ENTRY_BYTES = 24
 
+EVAL_NONE = -32768         # the stored static eval when there is none (in check, mate found)
 VALUE_MATE = 32000
 VALUE_MATE_IN_MAX = VALUE_MATE - 256    # beyond this a score is a mate score
 

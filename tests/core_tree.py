@@ -1,0 +1,31 @@
+"""Helpers for tests that drive the numba search directly (one context, no Searcher)."""
+import numpy as np
+
+from usi_engine.position import Position
+from usi_engine.core import board as cb
+from usi_engine.core import search as cs
+from usi_engine.core.tt import table_for_entries
+
+SWITCHES = (cs.P_NULL_MOVE, cs.P_LMR, cs.P_FUTILITY, cs.P_RAZORING, cs.P_CHECK_EXT, cs.P_IIR)
+
+
+def tree(pos_or_sfen, tt_entries=1 << 14, **params):
+    """(arrays, ctx) ready for root_search/search/qsearch on a position: a fresh TT and
+    histories, every pruning switch on (Mate1Ply off) unless `params` says otherwise
+    (keys are P_* names without the prefix, e.g. CHECK_EXT=0)."""
+    pos = Position(pos_or_sfen) if isinstance(pos_or_sfen, str) else pos_or_sfen
+    ctx = cs.new_context(table_for_entries(tt_entries), np.zeros(1, np.int32))
+    arrays = cb.new_position()
+    cb.copy_into(arrays, pos.arrays)
+    for p in SWITCHES:
+        ctx.params[p] = 1
+    ctx.params[cs.P_ROOT_SIDE] = pos.side_to_move()
+    for name, value in params.items():
+        ctx.params[getattr(cs, "P_" + name)] = value
+    cs.init_root(arrays, ctx)
+    return arrays, ctx
+
+
+def qsearch(sfen, alpha, beta):
+    arrays, ctx = tree(sfen)
+    return int(cs.qsearch(arrays, ctx, alpha, beta, 0))

@@ -1,0 +1,94 @@
+"""The staged move picker: every legal move exactly once, and one quiet/tactical split."""
+import random
+
+import numpy as np
+import pytest
+import shogi
+
+from usi_engine.position import Position, move_to_usi
+from usi_engine.core import search as cs, movepick as mp
+from usi_engine.core.movegen import generate, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
+from usi_engine.core.types import MAX_MOVES
+from core_tree import tree
+
+
+def _positions(count, seed):
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = shogi.Board()
+        for _ in range(rng.randrange(10, 140)):
+            moves = list(board.legal_moves)
+            if not moves or board.is_game_over():
+                break
+            board.push(rng.choice(moves))
+        if list(board.legal_moves) and not board.is_game_over():
+            out.append(board.sfen())
+    return out
+
+
+SFENS = _positions(60, seed=11) + [
+    # silvers, a knight, a lance, a bishop and a rook that can promote without capturing
+    "4k4/9/9/1S1N1L3/7B1/R8/9/9/4K4 b - 1",
+    "4k4/9/2P6/9/9/9/9/9/4K4 b - 1",
+]
+
+
+def _generated(arrays, mode):
+    buf = np.zeros(MAX_MOVES, np.int32)
+    n = generate(arrays, buf, mode, False)
+    return [int(m) for m in buf[:n]]
+
+
+def _pick_all(sfen, tt_moves, killers=(0, 0), counter=0):
+    arrays, ctx = tree(sfen)
+    legal = _generated(arrays, GEN_ALL)
+    tt1, tt2 = tt_moves
+    ctx.killers[3, 0], ctx.killers[3, 1] = killers
+    in_check = arrays.checks[arrays.st[1]] != 0
+    mp.picker_init(ctx, 3, tt1, tt2, in_check, counter)
+    out = []
+    while True:
+        m = int(mp.picker_next(arrays, ctx, 3, arrays.st[0], -1, -1, False))
+        if m == 0:
+            return legal, out
+        out.append(m)
+
+
+@pytest.mark.parametrize("sfen", SFENS)
+def test_picker_yields_every_legal_move_once(sfen):
+    arrays, _ = tree(sfen)
+    legal = _generated(arrays, GEN_ALL)
+    rng = random.Random(sfen)
+    picks = [0, 0] + rng.sample(legal, min(4, len(legal)))
+    tt1, tt2, k1, k2 = (picks + [0, 0, 0, 0])[2:6]
+    for tt_moves in ((0, 0), (tt1, 0), (tt1, tt2), (tt2, tt1)):
+        for killers in ((0, 0), (k1, k2), (tt1, k1)):
+            legal, got = _pick_all(sfen, tt_moves, killers, counter=k2)
+            assert sorted(got) == sorted(legal), sfen
+            assert len(got) == len(set(got))
+            if tt_moves[0]:
+                assert got[0] == tt_moves[0]
+            if tt_moves[1] and tt_moves[1] != tt_moves[0] and not arrays.checks[arrays.st[1]]:
+                assert got[1] == tt_moves[1]     # the TT second-best move comes second
+
+
+@pytest.mark.parametrize("sfen", SFENS)
+def test_tactical_means_the_capture_stage(sfen):
+    """is_tactical (no LMR, no quiet history) is true exactly for GEN_CAPTURES' moves:
+    a silver's quiet promotion is quiet, a pawn's is tactical."""
+    arrays, _ = tree(sfen)
+    captures = set(_generated(arrays, GEN_CAPTURES))
+    quiets = set(_generated(arrays, GEN_QUIETS))
+    assert captures.isdisjoint(quiets)
+    for m in captures:
+        assert mp.is_tactical(arrays.board, m), move_to_usi(m)
+    for m in quiets:
+        assert not mp.is_tactical(arrays.board, m), move_to_usi(m)
+
+
+def test_quiet_promotions_of_other_pieces_are_quiet():
+    arrays, _ = tree("4k4/9/9/1S1N1L3/7B1/R8/9/9/4K4 b - 1")
+    quiet_promos = [move_to_usi(m) for m in _generated(arrays, GEN_QUIETS) if m & (1 << 14)]
+    for usi in ("8d8c+", "6d5b+", "4d4c+", "2e4c+", "9f9c+"):
+        assert usi in quiet_promos

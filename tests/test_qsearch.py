@@ -1,0 +1,43 @@
+"""Quiescence search: exchanges with the captured piece going to the hand."""
+import pytest
+
+from usi_engine.core import search as cs
+from core_tree import qsearch
+
+INF = cs.VALUE_INF
+
+# (sfen, expected sign of the quiescence value for the side to move, why)
+EXCHANGES = [
+    # Bx4d Gx4d is an even trade that leaves Black a gold down: Black stands pat
+    ("4k4/9/6g2/5b3/9/9/9/1B7/4K4 b - 1", -1, "even trade, Black already a gold down"),
+    # the same trade with the gold on Black's side: White's bishop hangs
+    ("4k4/9/9/5b3/9/9/9/1B7/4K4 b G 1", 1, "free bishop"),
+    # pawn takes a rook defended by a gold: rook (board + hand) for a pawn
+    ("4k4/9/4g4/4r4/4P4/9/9/9/4K4 b - 1", 1, "pawn takes a defended rook"),
+    # rook takes a pawn defended by a gold (White has a rook in hand): Black stands pat
+    ("4k4/4g4/4p4/9/9/9/9/4R4/4K4 b r 1", -1, "a defended pawn is no gift"),
+    # silver takes a silver, the gold retakes, the rook retakes: Black ends a gold up
+    ("4k4/9/4g4/4s4/4S4/9/9/4R4/4K4 b - 1", 1, "winning sequence of recaptures"),
+]
+
+
+@pytest.mark.parametrize("sfen,sign,why", EXCHANGES)
+def test_exchange_signs(sfen, sign, why):
+    v = qsearch(sfen, -INF, INF)
+    assert v * sign > 0, (why, v)
+
+
+@pytest.mark.parametrize("sfen,sign,why", EXCHANGES)
+def test_narrow_windows_agree_with_the_wide_one(sfen, sign, why):
+    """A null window on either side of the true value fails to the same side; before delta
+    pruning counted the hand value, Bx4d in the first position looked a bishop up behind
+    window (-50, 50) (+1243 against -524 with a wide window)."""
+    v = qsearch(sfen, -INF, INF)
+    for a in (v - 300, v - 60, v + 60, v + 300, -50):
+        got = qsearch(sfen, a, a + 1)
+        if v <= a:
+            assert got <= a, (why, v, a, got)
+        else:
+            assert got > a, (why, v, a, got)
+    narrow = qsearch(sfen, -50, 50)
+    assert (narrow <= -50) == (v <= -50) and (narrow >= 50) == (v >= 50), (why, v, narrow)
