@@ -455,3 +455,34 @@ def test_search_writes_the_history_tables():
         table = getattr(ctx, name)
         assert np.count_nonzero(table) > 0, name
     assert (ctx.butterfly > 0).any() and (ctx.butterfly < 0).any()   # rewards and penalties
+
+
+# --- what the Searcher is told by the front end ------------------------------------------
+
+def test_searcher_passes_max_moves_to_draw_into_the_tree(searcher):
+    """Black is a rook up; with MaxMovesToDraw one ply away every line is a draw."""
+    sfen = "4k4/9/9/9/9/9/9/9/R3K4 b - 99"          # game ply 98
+    free = think(searcher, Position(sfen), depth=4)
+    assert free.info.score_cp is not None and free.info.score_cp > 500
+    try:
+        searcher.configure(max_game_ply=99)
+        capped = think(searcher, Position(sfen), depth=4)
+        assert capped.info.score_cp == searcher.draw_value
+    finally:
+        searcher.configure(max_game_ply=0)
+
+
+def test_searcher_search_params_change_the_tree(searcher):
+    """A tuner's values reach every context: other constants, another tree."""
+    pos = Position("ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1SP1P1/1PSPP1P1P/1BK1GR3/LN1G3NL b - 1")
+    base = think(searcher, pos, depth=7).info.nodes
+    tuned = defaults()
+    tuned[INDEX["FutilityMargin"]] = PARAMS[INDEX["FutilityMargin"]].lo
+    tuned[INDEX["LmpBase"]] = PARAMS[INDEX["LmpBase"]].hi
+    try:
+        searcher.configure(search_params=tuned)
+        assert all(list(ctx.sp) == tuned for ctx in searcher._contexts)
+        assert think(searcher, pos, depth=7).info.nodes != base
+    finally:
+        searcher.configure(search_params=defaults())
+    assert think(searcher, pos, depth=7).info.nodes == base

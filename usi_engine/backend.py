@@ -121,10 +121,12 @@ class Backend:
         opts = self.options
         switches = {k: v for k, v in opts.switches().items() if k in self._known_switches}
         key = (int(opts["USI_Hash"]), int(opts["Threads"]), int(opts["DrawValue"]),
-               tuple(sorted(switches.items())))
+               tuple(sorted(switches.items())), int(opts["MaxMovesToDraw"]),
+               tuple(opts.search_params()))
         if force or key != self._config_key:
             self.searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
-                                    switches=dict(key[3]))
+                                    switches=dict(key[3]), max_game_ply=key[4],
+                                    search_params=list(key[5]))
             self._config_key = key
         mate_mb = int(opts["MateHash"])
         if force or mate_mb != self._mate_mb:

@@ -38,6 +38,8 @@ def build_options(config: Path | None) -> Options:
     options = Options.create(read_switches_without_import())
     if config is not None:
         options.load_cfg(config)
+    tuning = os.environ.get("USI_ENGINE_TUNING", options.engine_settings.get("tuning", ""))
+    options.tuning = tuning.strip().lower() in ("1", "true", "yes", "on")
     return options
 
 

@@ -48,6 +48,7 @@ class Option:
     max: int | None = None
     vars: tuple[str, ...] = ()
     value: object = None
+    tunable: bool = False      # a search constant: declared at `usi` only in tuning mode
 
     def __post_init__(self) -> None:
         if self.value is None:
@@ -123,6 +124,13 @@ def builtin_options() -> list[Option]:
     ]
 
 
+def tunable_options() -> list[Option]:
+    """core/params.py's constants as `Tune_<Name>` spin options (pure Python, no numba)."""
+    from .core.params import PARAMS
+    from .tunables import option_name
+    return [Option(option_name(p), SPIN, p.default, p.lo, p.hi, tunable=True) for p in PARAMS]
+
+
 def switch_option(name: str, default: int) -> Option:
     """A search switch from Searcher.SWITCHES: a check option for 0/1, a spin otherwise."""
     if default in (0, 1):
@@ -176,11 +184,14 @@ class Options:
     # [engine] section of engine.cfg
     engine_settings: dict[str, str] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+    # tuning mode: `usi` also declares the Tune_ options (engine.cfg [engine] tuning = true,
+    # USI_ENGINE_TUNING=1, or a tuner's `usi_tunables`); setoption accepts them always
+    tuning: bool = False
 
     @classmethod
     def create(cls, switches: dict[str, int] | None = None) -> "Options":
         opts = cls()
-        for opt in builtin_options():
+        for opt in builtin_options() + tunable_options():
             opts.add(opt)
         if switches:
             opts.add_switches(switches)
@@ -216,7 +227,11 @@ class Options:
         return list(self._table.values())
 
     def usi_lines(self) -> list[str]:
-        return [opt.usi_line() for opt in self._table.values()]
+        return [opt.usi_line() for opt in self._table.values() if self.tuning or not opt.tunable]
+
+    def search_params(self) -> list[int]:
+        """The Tune_ values in core/params.py's order (the Searcher's `search_params`)."""
+        return [int(opt.value) for opt in self._table.values() if opt.tunable]
 
     def set(self, name: str, value: str | None) -> Option:
         """Apply `setoption`; ValueError (old value kept) for unknown names or bad values.

@@ -145,6 +145,7 @@ class UsiProtocol:
             "quit": self.cmd_quit,
             "eval": self.cmd_eval,      # extension: static evaluation (YaneuraOu's `e`)
             "e": self.cmd_eval,
+            "usi_tunables": self.cmd_usi_tunables,   # shogiarena: the tunable constants
         }
 
     # ------------------------------------------------------------------ loop
@@ -295,6 +296,12 @@ class UsiProtocol:
 
     def cmd_eval(self, rest: str) -> None:
         self.out.send(f"eval = {self.engine.static_eval()}")
+
+    def cmd_usi_tunables(self, rest: str) -> None:
+        """shogiarena's handshake: the tunables as JSON; from now on `usi` declares them."""
+        from .tunables import usi_tunables_lines
+        self.options.tuning = True
+        self.out.send_many(usi_tunables_lines())
 
     def cmd_quit(self, rest: str) -> bool:
         self.engine.quit()

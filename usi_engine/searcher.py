@@ -18,6 +18,7 @@ from .core import board as cb
 from .core import search as cs
 from .core.history import clear_histories, Histories
 from .core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
+from .core.params import defaults
 from .core.types import MAX_PLY
 from .position import Position, move_to_usi
 
@@ -99,6 +100,8 @@ class Searcher:
         self.tt = table_for_entries(DEFAULT_TT_ENTRIES)
         self.threads = 1
         self.draw_value = 0
+        self.max_game_ply = 0              # MaxMovesToDraw inside the tree; 0: no limit
+        self.search_params = defaults()    # core/params.py's tunable constants
         self.switches = dict(self.SWITCHES)
         self.generation = 0
         self._helper_stop = np.zeros(1, np.int32)
@@ -111,14 +114,16 @@ class Searcher:
     # --- configuration ---------------------------------------------------------------
     def _ensure_contexts(self) -> None:
         while len(self._contexts) < self.threads:
-            self._contexts.append(cs.new_context(self.tt, self._helper_stop))
+            self._contexts.append(cs.new_context(self.tt, self._helper_stop, self.search_params))
             self._positions.append(cb.new_position(self.network))
         del self._contexts[self.threads:]
         del self._positions[self.threads:]
         self._contexts = [c._replace(tt=self.tt) for c in self._contexts]
 
     def configure(self, *, hash_mb: int | None = None, threads: int | None = None,
-                  draw_value: int | None = None, switches: dict[str, int] | None = None) -> None:
+                  draw_value: int | None = None, switches: dict[str, int] | None = None,
+                  max_game_ply: int | None = None, search_params: list[int] | None = None) -> None:
+        """Change what is given; `search_params` is core/params.py's table in PARAMS order."""
         if hash_mb is not None:
             table = new_table(hash_mb)
             if table.shape != self.tt.shape:
@@ -131,6 +136,12 @@ class Searcher:
             if name not in self.SWITCHES:
                 raise ValueError(f"unknown search switch {name!r}")
             self.switches[name] = int(value)
+        if max_game_ply is not None:
+            self.max_game_ply = max(0, int(max_game_ply))
+        if search_params is not None:
+            self.search_params = [int(v) for v in search_params]
+            for ctx in self._contexts:
+                cs.set_search_params(ctx, self.search_params)
         self._ensure_contexts()
 
     def set_network(self, network) -> None:
@@ -169,6 +180,7 @@ class Searcher:
         p[cs.P_ROOT_SIDE] = pos.side_to_move()
         p[cs.P_DRAW_VALUE] = self.draw_value
         p[cs.P_NODE_LIMIT] = node_limit
+        p[cs.P_MAX_GAME_PLY] = self.max_game_ply
         p[cs.P_PV_INDEX] = 0
         for name, index in self._SWITCH_PARAM.items():
             p[index] = self.switches[name]
