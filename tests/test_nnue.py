@@ -160,11 +160,14 @@ def test_writer_round_trip_is_byte_exact(tmp_path):
 
 
 def test_old_architecture_spelling_is_read():
+    # older YaneuraOu names the first layer AffineTransform, not AffineTransformSparseInput
     data = (DATA / "kp_256x2-32-32" / "nn.bin").read_bytes()
     old = data.replace(b"AffineTransformSparseInput[", b"AffineTransform[")
-    n = len(data) - len(old)
-    old = old[:8] + int.from_bytes(old[8:12], "little").__sub__(n).to_bytes(4, "little") + old[12:]
-    assert parse_network(old).name == "kp_256x2-32-32"
+    length = int.from_bytes(data[8:12], "little") - (len(data) - len(old))
+    old = old[:8] + length.to_bytes(4, "little") + old[12:]
+    net = parse_network(old)
+    assert net.name == "kp_256x2-32-32" and "SparseInput" not in net.architecture
+    assert network_bytes(net) == old
 
 
 def test_bad_files_give_clear_errors(tmp_path):

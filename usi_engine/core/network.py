@@ -27,8 +27,7 @@ INFO_NB = 8
 NetArrays = namedtuple("NetArrays", [
     "info",       # int64[INFO_NB]: mode, FV_SCALE, dimensions
     "ft",         # int16[F + 1, H]: one row per feature, then the biases
-    "dense",      # int16[L1*2H + L2*L1 + L2]: the three affine layers' weights, row-major
-                  # (int16: LLVM makes vpmaddwd of the int16 x int16 dot products)
+    "dense",      # int8[L1*2H + L2*L1 + L2]: the three affine layers' weights, row-major
     "bias",       # int32[L1 + L2 + 1]: their biases
 ])
 
@@ -39,7 +38,7 @@ def no_network() -> NetArrays:
     """The hand-made evaluation: empty arrays of the same types as a loaded network."""
     info = np.zeros(INFO_NB, np.int64)
     info[INFO_FV_SCALE] = 16
-    return NetArrays(info, np.zeros((0, 0), np.int16), np.zeros(0, np.int16), np.zeros(0, np.int32))
+    return NetArrays(info, np.zeros((0, 0), np.int16), np.zeros(0, np.int8), np.zeros(0, np.int32))
 
 
 def network_arrays(net, fv_scale: int = 16) -> NetArrays:
@@ -58,7 +57,7 @@ def network_arrays(net, fv_scale: int = 16) -> NetArrays:
     ft[:-1] = net.ft_weight
     ft[-1] = net.ft_bias
     ins = (2 * h, l1, l2)
-    dense = np.concatenate([net.weights[k][:, :ins[k]].astype(np.int16).ravel() for k in range(3)])
+    dense = np.concatenate([net.weights[k][:, :ins[k]].astype(np.int8).ravel() for k in range(3)])
     bias = np.concatenate([b.astype(np.int32) for b in net.biases])
     return NetArrays(info, ft, dense, bias)
 
