@@ -42,7 +42,11 @@ def test_consideration_mode_reports_the_stopped_iteration(searcher, multipv):
     ConsiderationMode the lines of that iteration come out as they stood; without it the
     last report is the last finished iteration. Everything before is the same."""
     pos = Position(MIDGAME)
-    kw = dict(depth=None, nodes=30000, multipv=multipv)
+    # stop late in iteration 8 (after its first root moves are done, before its end)
+    _, full = think(searcher, pos, depth=8, nodes=None, multipv=multipv)
+    done7 = max(i.nodes for i in full if i.depth == 7)
+    done8 = max(i.nodes for i in full if i.depth == 8)
+    kw = dict(depth=None, nodes=done7 + (done8 - done7) * 9 // 10, multipv=multipv)
     _, plain = think(searcher, pos, **kw)
     _, considered = think(searcher, pos, **kw)
     assert [(i.depth, i.multipv, i.pv) for i in considered] == [(i.depth, i.multipv, i.pv) for i in plain]
