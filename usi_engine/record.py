@@ -170,6 +170,19 @@ def _header_position(rec: Record, header: list[str], line: int) -> Position | No
     return _start(rec, summary["sfen"], line)
 
 
+def _other_line(rec: Record, pos: Position | None, header: list[str], raw: str, s: str,
+                no: int) -> bool:
+    """A KIF/KI2 line that is not a move: header before the first move, the end, or an
+    error.  True when reading stops (the end, or variations, which are not analysed)."""
+    if pos is None and not rec.errors:
+        header.append(raw)
+    elif s.startswith(("まで", "変化：")):
+        return True
+    else:
+        rec.errors.append(RecordError(no, s, "not a move line, ignored"))
+    return False
+
+
 _KIF_MOVE = re.compile(r"^\s*([0-9]+)\s+(\S+)")      # ASCII digits: a board diagram has ９ ８ ...
 
 
@@ -184,12 +197,8 @@ def _read_kif(lines: list[str], rec: Record) -> None:
             continue
         m = _KIF_MOVE.match(raw)
         if m is None:
-            if pos is None and not rec.errors:
-                header.append(raw)
-            elif s.startswith(("まで", "変化：")):
-                break                        # the end, or variations (not analysed)
-            else:
-                rec.errors.append(RecordError(no, s, "not a move line, ignored"))
+            if _other_line(rec, pos, header, raw, s, no):
+                break
             continue
         if pos is None:
             pos = _header_position(rec, header, no)
@@ -230,12 +239,8 @@ def _read_ki2(lines: list[str], rec: Record) -> None:
         if not s or s[0] in "*#&":
             continue
         if s[0] not in "▲△":
-            if pos is None and not rec.errors:
-                header.append(raw)
-            elif s.startswith(("まで", "変化：")):
+            if _other_line(rec, pos, header, raw, s, no):
                 break
-            else:
-                rec.errors.append(RecordError(no, s, "not a move line, ignored"))
             continue
         if pos is None:
             pos = _header_position(rec, header, no)
