@@ -311,10 +311,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(describe(config), flush=True)
     # Ctrl-C (and SIGTERM) stop the match but keep the finished games; install the
     # handler explicitly, a shell may have started us with SIGINT ignored.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
+    previous = (signal.signal(signal.SIGINT, signal.default_int_handler),
+                signal.signal(signal.SIGTERM, _terminate))
     progress = Progress(quiet)
-    result = run_match(config, progress)
+    try:
+        result = run_match(config, progress)
+    finally:
+        # An in-process caller (a test, a notebook) gets its own handlers back.
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
     progress.done()
     print(result.report())
     print(f"Records, logs and summary.json in {config.out_dir}")
