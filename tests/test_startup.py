@@ -1,6 +1,8 @@
 """First start as a new user meets it: the engine process on an empty numba cache, driven
 through USI. Reports the time to `readyok` cold, then warm on the cache it filled; asserts
-only that both finish and search (the figures depend on the machine and its load)."""
+only that both finish and search (the figures depend on the machine and its load).
+The warm start also guards numba issue #6061: cached code that calls a recursive function
+crashed when loaded from the cache by a second process."""
 
 from __future__ import annotations
 
