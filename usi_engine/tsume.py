@@ -187,20 +187,20 @@ class MateSolver:
                         return line
                 cand = [int(m) for m in moves[:n]]
                 chosen, chosen_len = None, None
-                if or_node and not any(cm.probe_after(a, tt, np.int32(m), attacker)[0] == 0
+                if or_node and not any(cm.probe_after(a, tt, int(m), attacker)[0] == 0
                                        for m in cand):
                     # no proven check in the table (overwritten): prove this node again
                     if not self._reprove(a, tt, work, depth & 1, out_of_budget, next_limit):
                         return None
                 for m in cand:
-                    pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                    pn, dn, ln, found = cm.probe_after(a, tt, int(m), attacker)
                     if not or_node and pn != 0:
-                        cb.do_move(a, np.int32(m))
+                        cb.do_move(a, int(m))
                         ok = self._reprove(a, tt, work, (depth + 1) & 1, out_of_budget, next_limit)
                         cb.undo_move(a)
                         if not ok:
                             return None
-                        pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                        pn, dn, ln, found = cm.probe_after(a, tt, int(m), attacker)
                         if pn != 0:
                             return None
                     if pn == 0:
@@ -208,7 +208,7 @@ class MateSolver:
                             chosen, chosen_len = m, ln
                 if chosen is None:
                     return None
-                cb.do_move(a, np.int32(chosen))
+                cb.do_move(a, int(chosen))
                 played += 1
                 line.append(chosen)
             return None

@@ -12,17 +12,51 @@ that moves, before promotion, so history tables index a move without looking at 
 """
 import numpy as np
 from numba import njit
+from numba.core import types as nbtypes
 
 
 def jit(*args, **kwargs):
-    """numba's njit as the hot code uses it: cached on disk, and without reference counting.
+    """numba's njit as the hot code uses it: cached on disk, without reference counting, and
+    compiled once per function rather than once per call shape (see `_one_call_shape`).
 
     Hot code never allocates, and the refcount traffic on every array argument (a position
     is ten arrays) cost about 100 ns per call, more than the work of most small functions.
     """
     options = {"cache": True, "_nrt": False}
     options.update(kwargs)
-    return njit(*args, **options)
+    if args and callable(args[0]):
+        return _one_call_shape(njit(**options)(args[0]))
+    decorate = njit(*args, **options)
+    return lambda fn: _one_call_shape(decorate(fn))
+
+
+def _call_type(t):
+    """The type a jitted callee is compiled for: a literal (True, 0, GEN_ALL) as its plain
+    type, and any integer narrower than 64 bits as int64 (numba computes in int64 anyway)."""
+    t = nbtypes.unliteral(t)
+    if isinstance(t, nbtypes.Integer) and t.bitwidth < 64:
+        return nbtypes.int64
+    return t
+
+
+def _one_call_shape(dispatcher):
+    """Make calls from other jitted code compile `dispatcher` for plain argument types.
+
+    numba otherwise compiles a callee once per distinct argument typing: every literal value
+    (`generate(pos, out, GEN_CAPTURES, False)` and `generate(pos, out, GEN_QUIETS, False)` are
+    two compilations) and every integer width. That multiplied the first start's compile
+    time (issue #15: 16 copies of one move generator helper). Arguments are converted at
+    the call site, so the values, and the search, are the same; calls from Python are not
+    affected. scripts/compile_profile.py shows the compilations per function.
+    """
+    resolve = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return resolve(tuple(_call_type(a) for a in args),
+                       {k: _call_type(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 NSQ = 81
