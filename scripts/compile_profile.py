@@ -125,26 +125,32 @@ def dispatchers():
     return found
 
 
-def run_warmup(what: str) -> None:
+def run_warmup(what: str, t0: float) -> list[str]:
+    """Run the warmup; the wall-clock milestones (seconds since the start) as text."""
     if what == "search":
         from usi_engine.searcher import Searcher
         Searcher().warmup()
-    elif what == "mate":
+        return []
+    if what == "mate":
         import numpy as np
         from usi_engine.position import Position
         from usi_engine.tsume import solve
         solve(Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"), stop=np.zeros(1, np.int32),
               time_limit_ms=None, nodes=10000)
-    else:                           # what the first `isready` does
-        from usi_engine.backend import Backend
-        from usi_engine.cli import build_options, find_config
+        return []
+    # what the first `isready` does, then the mate solver's compile that follows it
+    from usi_engine.backend import Backend
+    from usi_engine.cli import build_options, find_config
 
-        class Quiet:
-            @staticmethod
-            def info(text):
-                pass
-        options = build_options(find_config(None)[0])
-        Backend(options, Quiet(), log=lambda text: None).ensure_ready(idle=True)
+    class Quiet:
+        @staticmethod
+        def info(text):
+            pass
+    backend = Backend(build_options(find_config(None)[0]), Quiet(), log=lambda text: None)
+    backend.ensure_ready(idle=True)
+    ready = time.perf_counter() - t0
+    backend.wait_for_mate_solver()
+    return [f"readyok at {ready:.1f} s", f"mate solver compiled at {time.perf_counter() - t0:.1f} s"]
 
 
 def main(argv=None) -> int:
@@ -154,7 +160,7 @@ def main(argv=None) -> int:
     t0, c0 = time.perf_counter(), time.process_time()
     import numba
     with CompileTimer() as timer:
-        run_warmup(args.what)
+        milestones = run_warmup(args.what, t0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 
     table = dispatchers()
@@ -174,6 +180,8 @@ def main(argv=None) -> int:
           f"{sum(r[2] for r in rows)} compilations of {sum(1 for r in rows if r[2])} functions, "
           f"{sum(r[3] for r in rows)} signatures loaded or compiled; "
           f"load average {os.getloadavg()[0]:.2f}")
+    if milestones:
+        print("# " + ", ".join(milestones) + " (wall)")
     print(f"{'self s':>7} {'total s':>8} {'compiled':>8} {'sigs':>5}  function")
     for self_s, total_s, n_comp, n_sig, key, inline in rows[:args.top or None]:
         mark = "  (inline)" if inline else ""

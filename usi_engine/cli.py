@@ -82,7 +82,9 @@ def warmup(config: str | None = None, quiet: bool = False) -> int:
     function a game uses), then exit: the GUI's first `isready` then finds the cache full."""
     from .backend import Backend
     options = build_options(find_config(config)[0])
-    Backend(options, _Quiet(), log=lambda text: None).ensure_ready(idle=True)
+    backend = Backend(options, _Quiet(), log=lambda text: None)
+    backend.ensure_ready(idle=True)
+    backend.wait_for_mate_solver()
     if not quiet:
         print("usi_engine: numba code compiled and cached")
     return 0

@@ -61,7 +61,9 @@ class MateSolver:
               time_limit_ms: int | None = None, nodes: int | None = None,
               on_info=None) -> tuple[str, list[str]]:
         with self._lock:
-            return self._solve(pos, stop, time_limit_ms, nodes, on_info)
+            answer = self._solve(pos, stop, time_limit_ms, nodes, on_info)
+        _compiled.set()
+        return answer
 
     def _solve(self, pos, stop, time_limit_ms, nodes, on_info):
         start = time.perf_counter()
@@ -234,6 +236,15 @@ class MateSolver:
             return False
         finally:
             params[cm.P_ROOTPLY] = saved_root
+
+
+_compiled = threading.Event()       # set when a solve has run: the df-pn code is compiled
+
+
+def compiled() -> bool:
+    """Whether the df-pn code is compiled (or loaded from numba's cache). After a first start
+    backend.py compiles it in the background; until then a solve waits for the compiler."""
+    return _compiled.is_set()
 
 
 _default: MateSolver | None = None

@@ -13,21 +13,26 @@ that moves, before promotion, so history tables index a move without looking at 
 import numpy as np
 from numba import njit
 from numba.core import types as nbtypes
+from numba.core.compiler_lock import global_compiler_lock
 
 
-def jit(*args, **kwargs):
-    """numba's njit as the hot code uses it: cached on disk, without reference counting, and
-    compiled once per function rather than once per call shape (see `_one_call_shape`).
+def jit(signature=None, **kwargs):
+    """numba's njit as the hot code uses it: cached on disk, without reference counting,
+    compiled once per function (see `_one_call_shape`), and compiled on first use even when
+    it declares its signature (see `_declared_on_first_use`).
 
     Hot code never allocates, and the refcount traffic on every array argument (a position
     is ten arrays) cost about 100 ns per call, more than the work of most small functions.
     """
     options = {"cache": True, "_nrt": False}
     options.update(kwargs)
-    if args and callable(args[0]):
-        return _one_call_shape(njit(**options)(args[0]))
-    decorate = njit(*args, **options)
-    return lambda fn: _one_call_shape(decorate(fn))
+
+    def decorate(fn):
+        dispatcher = njit(**options)(fn)
+        if signature is not None:
+            _declared_on_first_use(dispatcher, signature)
+        return _one_call_shape(dispatcher)
+    return decorate
 
 
 def _call_type(t):
@@ -52,11 +57,41 @@ def _one_call_shape(dispatcher):
     resolve = dispatcher.get_call_template
 
     def get_call_template(args, kws):
+        _compile_declared(dispatcher)
         return resolve(tuple(_call_type(a) for a in args),
                        {k: _call_type(v) for k, v in kws.items()})
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
+
+
+def _declared_on_first_use(dispatcher, signature):
+    """Compile the declared signature when the function is first called (from Python or
+    from jitted code), not when its module is imported.
+
+    Recursive functions and their callers declare their signatures (numba issue #6061);
+    numba's own `njit(signature)` compiles them at import, so importing core/mate.py for
+    `mate_in_1` used to compile the whole df-pn solver. The code compiled is the same as
+    with njit(signature): that signature only, then no other.
+    """
+    dispatcher._declared = signature if isinstance(signature, list) else [signature]
+
+    def compile_for_args(*args, **kws):
+        _compile_declared(dispatcher)
+        return dispatcher      # called again: now it converts the arguments or says why not
+
+    dispatcher._compile_for_args = compile_for_args
+
+
+def _compile_declared(dispatcher):
+    declared = getattr(dispatcher, "_declared", None)
+    if declared is None:
+        return
+    with global_compiler_lock:
+        if dispatcher._can_compile:
+            for sig in declared:
+                dispatcher.compile(sig)
+            dispatcher.disable_compile()
 
 
 NSQ = 81
