@@ -147,8 +147,13 @@ def start_ready_engine(env: dict | None = None, timeout: float = ISREADY_TIMEOUT
 
 @pytest.fixture(scope="session")
 def engine():
-    """One engine process for the session, past `usi` and `isready` (numba compiled/loaded)."""
+    """One engine process for the session, past `usi` and `isready` (numba compiled/loaded),
+    and past the mate solver's compile, which follows `readyok` in the background: the
+    mate probe of a search is skipped until it is done."""
     eng = start_ready_engine()
+    eng.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
+    eng.send("go mate 60000")
+    eng.read_until("checkmate", ISREADY_TIMEOUT)
     yield eng
     seconds = eng.quit()
     assert seconds < 1.0, f"quit took {seconds:.2f}s"

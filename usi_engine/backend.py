@@ -3,7 +3,9 @@
 Nothing here is imported before `usi` is answered. The first `isready` (or the first
 `position` / `go` of a GUI that skips it) imports numba, creates the Searcher, declares
 its switches as options, and warms the compiled code up, so that no clock runs while
-numba compiles or loads its cache.
+numba compiles or loads its cache. The mate solver (df-pn, about a fifth of the compile
+work) is compiled right after, in the background: `readyok` does not wait for it, the
+mate probe before a search is skipped until it is ready, and `go mate` waits for it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class Backend:
         self._known_switches: set[str] = set()
         self._newgame_pending = False
         self._eval_key = ("<internal>", 16)  # (EvalDir, FV_SCALE) now in use
+        self._mate_warm = threading.Event()  # set when the mate solver is compiled (or failed)
+        self._mate_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ imports
     def position_cls(self):
@@ -84,10 +88,11 @@ class Backend:
         t0 = time.monotonic()
         self.searcher.warmup()
         self._exercise_position()
-        self._warmup_mate()
         self.log(f"warmup {time.monotonic() - t0:.2f}s")
         self.ready = True
         self._newgame_pending = False
+        self._mate_thread = threading.Thread(target=self._warmup_mate, name="mate-warmup", daemon=True)
+        self._mate_thread.start()
 
     def _exercise_position(self) -> None:
         """Call each Position method the front end uses once, so that numba has loaded
@@ -105,16 +110,26 @@ class Backend:
         Position.from_usi("startpos moves 7g7f")
 
     def _warmup_mate(self) -> None:
-        """Compile (or load) the mate solver now, so that `go mate` answers within its limit."""
+        """Compile (or load) the mate solver after `readyok`, so that `go mate` answers within
+        its limit. It holds the solver while it compiles: a `go mate` meanwhile waits for it
+        (before its clock starts), the mate probe of a search skips (tsume.compiled())."""
+        t0 = time.monotonic()
         try:
             from .tsume import solve
-        except ImportError:
-            return
-        try:
             pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
             solve(pos, stop=self.np.zeros(1, self.np.int32), time_limit_ms=None, nodes=10000)
+            self.log(f"mate solver warmup {time.monotonic() - t0:.2f}s")
         except Exception as exc:
             self.log(f"mate warmup: {exc!r}")
+        finally:
+            self._mate_warm.set()
+
+    def wait_for_mate_solver(self, timeout: float | None = None) -> bool:
+        """Wait until the background compile of the mate solver is over (`go mate`,
+        `--warmup`); at once when none was started."""
+        if self._mate_thread is None:
+            return True
+        return self._mate_warm.wait(timeout)
 
     def configure(self, force: bool = False) -> None:
         """Pass the options to the Searcher and the mate solver (only what changed)."""

@@ -69,21 +69,24 @@ def _silence_stderr(log) -> None:
         pass
 
 
-def warmup() -> int:
-    from .searcher import Searcher
-    searcher = Searcher()
-    searcher.configure(hash_mb=16, threads=1, draw_value=0,
-                       switches=dict(getattr(Searcher, "SWITCHES", {}) or {}))
-    searcher.warmup()
-    try:
-        import numpy as np
-        from .tsume import solve
-        from .position import Position
-        solve(Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"), stop=np.zeros(1, np.int32), time_limit_ms=None,
-              nodes=10000)
-    except ImportError:
+class _Quiet:
+    """Output that drops the `info string` lines a warmup has no one to show to."""
+
+    @staticmethod
+    def info(text: str) -> None:
         pass
-    print("usi_engine: numba code compiled and cached")
+
+
+def warmup(config: str | None = None, quiet: bool = False) -> int:
+    """Do exactly what the first `isready` does (compile, or load from numba's cache, every
+    function a game uses), then exit: the GUI's first `isready` then finds the cache full."""
+    from .backend import Backend
+    options = build_options(find_config(config)[0])
+    backend = Backend(options, _Quiet(), log=lambda text: None)
+    backend.ensure_ready(idle=True)
+    backend.wait_for_mate_solver()
+    if not quiet:
+        print("usi_engine: numba code compiled and cached")
     return 0
 
 
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.warmup:
-        return warmup()
+        return warmup(args.config)
 
     warnings.simplefilter("ignore")
     from .protocol import Log, UsiProtocol

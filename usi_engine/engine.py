@@ -87,6 +87,8 @@ class Engine:
             self.out.send(self.fallback_answer(params))
             return
         self.ensure_ready()
+        if params.is_mate:      # a first start compiles df-pn after readyok: not on go mate's clock
+            self.backend.wait_for_mate_solver()
         job, target = self._new_job(params)
         if received is not None and not job.pondering:
             job.clock_start = min(job.clock_start, received)

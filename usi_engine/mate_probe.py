@@ -25,7 +25,9 @@ def probe(pos, legal: list[str], stop, optimum_ms: int, log=lambda msg: None):
     if pos.is_check():
         return None  # evasions: the search handles these quickly and df-pn gains little
     from .searcher import IterationInfo
-    from .tsume import default_solver
+    from .tsume import default_solver, compiled
+    if not compiled():
+        return None  # the first seconds after a first start: df-pn is still being compiled
     solver = default_solver()
     start = time.monotonic()
     try:

@@ -260,7 +260,7 @@ class Position:
             m = to | (frm << 7) | ((len(text) == 5) << 14) | (p << 15)
         else:
             raise ValueError(f"unparseable move {text[:16]!r}")
-        if not is_legal(a, np.int32(m)):
+        if not is_legal(a, int(m)):
             raise ValueError(f"illegal move {text!r} in {self.sfen()}")
         return m
 
@@ -270,7 +270,7 @@ class Position:
         m = self.parse_move(move)
         if self.arrays.st[cb.ST_PLY] >= MAX_HISTORY - MAX_PLY - 2:
             raise ValueError("game too long for the history buffer")
-        cb.do_move(self.arrays, np.int32(m))
+        cb.do_move(self.arrays, int(m))
 
     def push_usi(self, usi_move: str) -> None:
         """python-shogi's name for push."""

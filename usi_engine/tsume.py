@@ -61,7 +61,9 @@ class MateSolver:
               time_limit_ms: int | None = None, nodes: int | None = None,
               on_info=None) -> tuple[str, list[str]]:
         with self._lock:
-            return self._solve(pos, stop, time_limit_ms, nodes, on_info)
+            answer = self._solve(pos, stop, time_limit_ms, nodes, on_info)
+        _compiled.set()
+        return answer
 
     def _solve(self, pos, stop, time_limit_ms, nodes, on_info):
         start = time.perf_counter()
@@ -187,20 +189,20 @@ class MateSolver:
                         return line
                 cand = [int(m) for m in moves[:n]]
                 chosen, chosen_len = None, None
-                if or_node and not any(cm.probe_after(a, tt, np.int32(m), attacker)[0] == 0
+                if or_node and not any(cm.probe_after(a, tt, int(m), attacker)[0] == 0
                                        for m in cand):
                     # no proven check in the table (overwritten): prove this node again
                     if not self._reprove(a, tt, work, depth & 1, out_of_budget, next_limit):
                         return None
                 for m in cand:
-                    pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                    pn, dn, ln, found = cm.probe_after(a, tt, int(m), attacker)
                     if not or_node and pn != 0:
-                        cb.do_move(a, np.int32(m))
+                        cb.do_move(a, int(m))
                         ok = self._reprove(a, tt, work, (depth + 1) & 1, out_of_budget, next_limit)
                         cb.undo_move(a)
                         if not ok:
                             return None
-                        pn, dn, ln, found = cm.probe_after(a, tt, np.int32(m), attacker)
+                        pn, dn, ln, found = cm.probe_after(a, tt, int(m), attacker)
                         if pn != 0:
                             return None
                     if pn == 0:
@@ -208,7 +210,7 @@ class MateSolver:
                             chosen, chosen_len = m, ln
                 if chosen is None:
                     return None
-                cb.do_move(a, np.int32(chosen))
+                cb.do_move(a, int(chosen))
                 played += 1
                 line.append(chosen)
             return None
@@ -234,6 +236,15 @@ class MateSolver:
             return False
         finally:
             params[cm.P_ROOTPLY] = saved_root
+
+
+_compiled = threading.Event()       # set when a solve has run: the df-pn code is compiled
+
+
+def compiled() -> bool:
+    """Whether the df-pn code is compiled (or loaded from numba's cache). After a first start
+    backend.py compiles it in the background; until then a solve waits for the compiler."""
+    return _compiled.is_set()
 
 
 _default: MateSolver | None = None

@@ -248,20 +248,28 @@ def undo_null_move(pos):
     st[ST_SIDE] = 1 - st[ST_SIDE]
 
 
-@jit(_nrt=True)     # slice copies need the runtime; not hot
+@jit()
 def copy_into(dst, src):
-    """Copy a whole position (board, hands, state, histories up to the current ply)."""
-    dst.board[:] = src.board
-    dst.hands[:] = src.hands
-    dst.st[:] = src.st
-    n = src.st[ST_PLY] + 1
-    dst.keys[:n] = src.keys[:n]
-    dst.board_keys[:n] = src.board_keys[:n]
-    dst.hand_packs[:n] = src.hand_packs[:n]
-    dst.checks[:n] = src.checks[:n]
-    dst.moves[:n] = src.moves[:n]
-    dst.captures[:n] = src.captures[:n]
-    dst.acc_ok[:n] = 0          # dst's accumulators belong to whatever it held before
+    """Copy a whole position (board, hands, state, histories up to the current ply).
+    Element loops, not slice assignments: those need numba's runtime and compile an error
+    path (shape mismatch messages) that cost seconds at the first start."""
+    for sq in range(NSQ):
+        dst.board[sq] = src.board[sq]
+    for c in range(2):
+        for pt in range(HAND_NB):
+            dst.hands[c, pt] = src.hands[c, pt]
+    for i in range(ST_NB):
+        dst.st[i] = src.st[i]
+    for i in range(src.st[ST_PLY] + 1):
+        dst.keys[i] = src.keys[i]
+        dst.board_keys[i] = src.board_keys[i]
+        dst.hand_packs[i, 0] = src.hand_packs[i, 0]
+        dst.hand_packs[i, 1] = src.hand_packs[i, 1]
+        dst.checks[i] = src.checks[i]
+        dst.moves[i] = src.moves[i]
+        dst.captures[i] = src.captures[i]
+        dst.acc_ok[i, 0] = 0    # dst's accumulators belong to whatever it held before
+        dst.acc_ok[i, 1] = 0
 
 
 # Repetition outcomes, from the side to move's point of view

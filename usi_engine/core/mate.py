@@ -120,7 +120,7 @@ WORK_TYPE = numba.typeof(new_work())
 # exact short mates for the main search
 # ---------------------------------------------------------------------------------------------
 
-@jit(int32(POS_TYPE, int32[:]))
+@jit(int32(POS_TYPE, int32[::1]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0.
     `buf`: int32 scratch of at least 2 * MAX_MOVES (MATE_BUF_SIZE is enough)."""
@@ -137,7 +137,7 @@ def mate_in_1(pos, buf):
     return 0
 
 
-@jit(int32(POS_TYPE, int32[:]))
+@jit(int32(POS_TYPE, int32[::1]))
 def mate_in_3(pos, buf):
     """A check such that every reply is met by a mate in one (or that mates at once), or 0.
     `buf`: int32 scratch of at least MATE_BUF_SIZE (= 4 * MAX_MOVES)."""
@@ -641,7 +641,7 @@ def exact_run(pos, tt, wk, budget):
     return v, tt.params[P_ABORT]
 
 
-@jit(int64(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int32[:]), nogil=True)
+@jit(int64(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int32[::1]), nogil=True)
 def exact_pv(pos, tt, wk, value, out):
     """Write the principal line of a root whose exact value is `value` into out; return its
     length (0 if the line could not be followed, e.g. on abort).  The position is restored."""

@@ -13,7 +13,7 @@ from .movegen import generate, GEN_ALL
 POS_TYPE = numba.typeof(new_position())
 
 
-@jit(int64(POS_TYPE, int32[:], int64))
+@jit(int64(POS_TYPE, int32[::1], int64))
 def perft(pos, buf, depth):
     """Leaf count at `depth`; `buf` holds MAX_MOVES moves per remaining ply."""
     moves = buf[:MAX_MOVES]
