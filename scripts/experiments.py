@@ -42,17 +42,19 @@ from usi_engine.core.params import INDEX, defaults  # noqa: E402
 DEFAULT_PROBLEMS = os.path.join(HERE, "problems_classic.sfen")
 DEFAULT_HASH_MB = 64
 
-# technique -> (switches turned on, core/params.py constants changed)
-TECHNIQUES: dict[str, tuple[dict[str, int], dict[str, int]]] = {
-    "mid": ({"MultiIterativeDeepening": 1}, {}),
-    "yss": ({"HalfPlyExtension": 1}, {}),
-    "yss-full": ({"HalfPlyExtensionFull": 1}, {}),
-    "osl": ({"OneSideLimitedPVS": 1}, {"OslSide": 0}),
-    "osl-approx": ({"OneSideLimitedPVS": 1}, {"OslSide": 1}),
-    "shallow": ({"ShallowSearchOrdering": 1}, {}),
+# technique -> (switches turned on, core/params.py constants changed, switches of both runs)
+TECHNIQUES: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int]]] = {
+    "mid": ({"MultiIterativeDeepening": 1}, {}, {}),
+    "mid-noiir": ({"MultiIterativeDeepening": 1}, {}, {"IIR": 0}),
+    "yss": ({"HalfPlyExtension": 1}, {}, {}),
+    "yss-full": ({"HalfPlyExtensionFull": 1}, {}, {}),
+    "osl": ({"OneSideLimitedPVS": 1}, {"OslSide": 0}, {}),
+    "osl-approx": ({"OneSideLimitedPVS": 1}, {"OslSide": 1}, {}),
+    "shallow": ({"ShallowSearchOrdering": 1}, {}, {}),
 }
 TITLES = {
     "mid": "multi-iterative deepening (MultiIterativeDeepening)",
+    "mid-noiir": "multi-iterative deepening, both runs without internal iterative reduction (IIR off)",
     "yss": "YSS half-ply extension of the TT move (HalfPlyExtension)",
     "yss-full": "YSS full half-ply extension (HalfPlyExtensionFull)",
     "osl": "one-side-limited PVS, refuting side limited, exact (OneSideLimitedPVS, OslSide=0)",
@@ -62,6 +64,7 @@ TITLES = {
 # ctx.stats counters reported per technique (name in core/search.py)
 COUNTERS = {
     "mid": ("S_MID_NODES", "S_MID_ITERS"),
+    "mid-noiir": ("S_MID_NODES", "S_MID_ITERS"),
     "yss": (), "yss-full": (),
     "osl": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
     "osl-approx": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
@@ -168,19 +171,20 @@ def search_record(sfen: str, depth: int, switches: dict[str, int], params: dict[
 
 
 def _pair_job(job):
-    """(index, sfen, depth, on switches, on params, off params, counters, hash) ->
-    (index, off record, on record)."""
-    i, sfen, depth, switches, params, base_params, counters, hash_mb = job
-    off = search_record(sfen, depth, {}, base_params, counters, hash_mb)
-    on = search_record(sfen, depth, switches, {**base_params, **params}, counters, hash_mb)
+    """(index, sfen, depth, on switches, on params, switches of both, params of both,
+    counters, hash) -> (index, off record, on record)."""
+    i, sfen, depth, switches, params, base_switches, base_params, counters, hash_mb = job
+    off = search_record(sfen, depth, base_switches, base_params, counters, hash_mb)
+    on = search_record(sfen, depth, {**base_switches, **switches}, {**base_params, **params},
+                       counters, hash_mb)
     return i, off, on
 
 
 def run_pairs(problems: list[Problem], depth: int, technique: str, base_params: dict[str, int],
               jobs: int, hash_mb: int) -> list[tuple[SearchRecord, SearchRecord]]:
-    switches, params = TECHNIQUES[technique]
-    work = [(i, p.sfen, depth, switches, params, base_params, COUNTERS[technique], hash_mb)
-            for i, p in enumerate(problems)]
+    switches, params, base_switches = TECHNIQUES[technique]
+    work = [(i, p.sfen, depth, switches, params, base_switches, base_params, COUNTERS[technique],
+             hash_mb) for i, p in enumerate(problems)]
     out: list = [None] * len(problems)
     if jobs <= 1:
         for job in work:
@@ -300,9 +304,7 @@ def cmd_run(args) -> int:
     for name in names:
         t0 = time.perf_counter()
         pairs = run_pairs(problems, args.depth, name, base_params, args.jobs, args.hash)
-        rows = print_table(name, problems, pairs, args.depth,
-                           "" if not TECHNIQUES[name][1] else
-                           " " + " ".join(f"{k}={v}" for k, v in TECHNIQUES[name][1].items()))
+        rows = print_table(name, problems, pairs, args.depth, "")
         print(f"(wall {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.2f})",
               flush=True)
         results[name] = {"rows": rows,

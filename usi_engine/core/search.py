@@ -86,7 +86,7 @@ S_MID_NODES = 6       # nodes that ran multi-iterative deepening
 S_MID_ITERS = 7       # shallow iterations run by them
 S_OSL_PLY = 8         # first ply of the running restricted scout (0: none)
 S_OSL_SCOUTS = 9      # restricted scouts started
-S_OSL_RESEARCHES = 10  # restricted scouts that failed high and were searched again in full
+S_OSL_RESEARCHES = 10  # restricted scouts that failed high without proof: scouted again
 S_OSL_RESTRICTED = 11  # nodes restricted to one move
 S_OSL_UNPROVEN = 12   # results of restricted searches kept out of the TT
 S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
@@ -283,23 +283,21 @@ def _osl_begin(ctx, ply):
     """A restricted scout of a move at `ply` starts.  OslSide 0 limits the refuting side
     (the side to move after the move): when its restricted replies already refute the move,
     more replies could only refute it more, so the scout's fail-low is proven and its
-    fail-high is searched again in full.  OslSide 1 limits the side of the PV node: its
-    fail-high is proven and its fail-low is taken as it is (an approximation)."""
+    fail-high is scouted again without the restriction.  OslSide 1 limits the side of the
+    PV node: its fail-high is proven and its fail-low is taken as it is (an approximation)."""
     ctx.stats[S_OSL_PLY] = ply + 1
     ctx.stats[S_OSL_SCOUTS] += 1
 
 
 @jit()
-def _osl_end(ctx, v, alpha, beta):
-    """The restricted scout ended with `v` (the PV node's view): whether the move must be
-    searched again, in full and with the PV node's window."""
+def _osl_end(ctx, v, alpha):
+    """The restricted scout ended with `v` (the PV node's view): whether it failed high
+    without proof and must be scouted again unrestricted."""
     ctx.stats[S_OSL_PLY] = 0
-    if ctx.stop[0] != 0 or v <= alpha:
+    if ctx.stop[0] != 0 or v <= alpha or ctx.sp[SP_OSL_SIDE] != 0:
         return False
-    if ctx.sp[SP_OSL_SIDE] == 0 or v < beta:
-        ctx.stats[S_OSL_RESEARCHES] += 1
-        return True
-    return False
+    ctx.stats[S_OSL_RESEARCHES] += 1
+    return True
 
 
 @jit()
@@ -725,10 +723,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r * ONE_PLY, ply + 1, YES)
             if v > alpha and r > 0:
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
-            if restricted:
-                if _osl_end(ctx, v, alpha, beta):
-                    v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
-            elif v > alpha and v < beta and pv_node:
+            if restricted and _osl_end(ctx, v, alpha):
+                # an unproven fail-high: the same scout without the restriction
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
+            if v > alpha and v < beta and pv_node:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
         if params[P_HALF_PLY_FULL] and pv_node and half_ply == 0 and extend_ok \
                 and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
@@ -812,10 +810,9 @@ def root_search(pos, ctx, alpha, beta, depth):
             if restricted:
                 _osl_begin(ctx, 0)
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
-            if restricted:
-                if _osl_end(ctx, v, alpha, beta):
-                    v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
-            elif v > alpha and v < beta and ctx.stop[0] == 0:
+            if restricted and _osl_end(ctx, v, alpha):
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+            if v > alpha and v < beta and ctx.stop[0] == 0:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
         if params[P_HALF_PLY_FULL] and half_ply == 0 and ext < ONE_PLY and v > alpha \
                 and ctx.stop[0] == 0:
