@@ -262,12 +262,15 @@ def _mid_wanted(ctx, hit, d_plies):
 
 
 @jit()
-def _half_ply_ext(params, m, tt1, ext):
-    """YSS: the move remembered as best (the TT move) gets half a ply more; with the check
-    extensions, a move is extended by one ply at most."""
-    if (params[P_HALF_PLY] != 0 or params[P_HALF_PLY_FULL] != 0) and m == tt1 and m != 0:
-        return min(ext + ONE_PLY // 2, ONE_PLY)
-    return ext
+def _yss_on(params):
+    return params[P_HALF_PLY] != 0 or params[P_HALF_PLY_FULL] != 0
+
+
+@jit()
+def _half_ply(m, tt1, ext):
+    """YSS: the move remembered as best (the TT move) gets half a ply more (returned); with
+    the check extensions, a move is extended by one ply at most."""
+    return ONE_PLY // 2 if m == tt1 and m != 0 and ext < ONE_PLY else 0
 
 
 @jit()
@@ -625,6 +628,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     move_count = 0
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
+    yss = extend_ok and _yss_on(params)
+    yss_full = yss and pv_node and params[P_HALF_PLY_FULL] != 0
     while True:
         if shallow_pending and _tt_moves_done(picker):
             # order the other moves by a shallow search of each in a window around the
@@ -689,10 +694,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ext = ONE_PLY // 2
             if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
-        half_ply = ext
-        if extend_ok:
-            ext = _half_ply_ext(params, m, tt1, ext)
-        half_ply = ext - half_ply             # what YSS's extension added
+        half_ply = _half_ply(m, tt1, ext) if yss else 0
+        ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
@@ -728,8 +731,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
             if v > alpha and v < beta and pv_node:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
-        if params[P_HALF_PLY_FULL] and pv_node and half_ply == 0 and extend_ok \
-                and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
+        if yss_full and half_ply == 0 and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
             # full half-ply extension: a move that becomes the best of a PV node is searched
             # again as deep as the TT move was (at cut nodes, re-searching every move that
             # cuts cost 5 times the nodes at depth 8: docs/EXPERIMENTS.md)
@@ -796,10 +798,9 @@ def root_search(pos, ctx, alpha, beta, depth):
                 ext = ONE_PLY // 2
             if in_check and n == 1:
                 ext = ONE_PLY
-        half_ply = ext
-        if i == first:                   # the best move of the previous iteration
-            ext = _half_ply_ext(params, m, m, ext)
-        half_ply = ext - half_ply
+        # YSS: the first move is the best of the previous iteration
+        half_ply = _half_ply(m, m, ext) if i == first and _yss_on(params) else 0
+        ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
