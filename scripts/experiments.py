@@ -48,6 +48,7 @@ TECHNIQUES: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int]]] = {
     "mid-noiir": ({"MultiIterativeDeepening": 1}, {}, {"IIR": 0}),
     "yss": ({"HalfPlyExtension": 1}, {}, {}),
     "yss-full": ({"HalfPlyExtensionFull": 1}, {}, {}),
+    "yss-nocheck": ({"HalfPlyExtension": 1}, {}, {"CheckExtension": 0}),
     "osl": ({"OneSideLimitedPVS": 1}, {"OslSide": 0}, {}),
     "osl-approx": ({"OneSideLimitedPVS": 1}, {"OslSide": 1}, {}),
     "shallow": ({"ShallowSearchOrdering": 1}, {}, {}),
@@ -57,6 +58,7 @@ TITLES = {
     "mid-noiir": "multi-iterative deepening, both runs without internal iterative reduction (IIR off)",
     "yss": "YSS half-ply extension of the TT move (HalfPlyExtension)",
     "yss-full": "YSS full half-ply extension (HalfPlyExtensionFull)",
+    "yss-nocheck": "YSS half-ply extension, both runs without check extensions (CheckExtension off)",
     "osl": "one-side-limited PVS, refuting side limited, exact (OneSideLimitedPVS, OslSide=0)",
     "osl-approx": "one-side-limited PVS, PV side limited, approximate (OneSideLimitedPVS, OslSide=1)",
     "shallow": "ordering by a shallow search (ShallowSearchOrdering)",
@@ -65,7 +67,7 @@ TITLES = {
 COUNTERS = {
     "mid": ("S_MID_NODES", "S_MID_ITERS"),
     "mid-noiir": ("S_MID_NODES", "S_MID_ITERS"),
-    "yss": (), "yss-full": (),
+    "yss": (), "yss-full": (), "yss-nocheck": (),
     "osl": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
     "osl-approx": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
     "shallow": ("S_SHALLOW_NODES",),
@@ -272,13 +274,15 @@ def print_table(technique: str, problems: list[Problem], pairs, depth: int, extr
     for p, (off, on) in zip(problems, pairs):
         a, b = off.at(depth), on.at(depth)
         if a and b:
-            k = by_kind.setdefault(p.kind, [0, 0, 0])
+            k = by_kind.setdefault(p.kind, [0, 0, 0, 0, 0])
             k[0] += a.nodes
             k[1] += b.nodes
             k[2] += 1
+            k[3] += _found(p, a)
+            k[4] += _found(p, b)
     print("By kind at depth %d: " % depth + "; ".join(
-        f"{kind} ({c}) nodes on/off {on_n / off_n:.2f}" for kind, (off_n, on_n, c) in by_kind.items()
-        if off_n))
+        f"{kind} ({c}) nodes on/off {on_n / off_n:.2f}, found {f_off}/{f_on}"
+        for kind, (off_n, on_n, c, f_off, f_on) in by_kind.items() if off_n))
     return rows
 
 
