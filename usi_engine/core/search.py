@@ -733,8 +733,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
         if yss_full and half_ply == 0 and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
             # full half-ply extension: a move that becomes the best of a PV node is searched
-            # again as deep as the TT move was (at cut nodes, re-searching every move that
-            # cuts cost 5 times the nodes at depth 8: docs/EXPERIMENTS.md)
+            # again as deep as the TT move was (elsewhere a move above alpha refutes, it is
+            # no new best line; re-searching those too cost as much: docs/EXPERIMENTS.md)
             v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ply + 1, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:
