@@ -51,6 +51,14 @@ PARAMS: tuple[Param, ...] = (
     Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),
     Param("HistoryBonusAdd", 64, 0, 400, 16, "history bonus: constant term"),
     Param("HistoryBonusMax", 2000, 500, 4000, 100, "history bonus: cap (below every table's bound)"),
+    # the classic techniques of issue 13 (each used only when its switch is on)
+    Param("MidDepth", 3, 2, 10, 1, "multi-iterative deepening: nodes without a TT move from this depth (plies)"),
+    Param("MidStart", 1, 1, 4, 1, "multi-iterative deepening: depth of the first shallow iteration (plies)"),
+    Param("OslDepth", 2, 1, 10, 1, "one-side-limited PVS: scouts of PV nodes from this depth (plies)"),
+    Param("OslSide", 0, 0, 1, 1, "one-side-limited PVS: 0 limits the refuting side (exact), 1 the PV node's side (approximate)"),
+    Param("ShallowOrderDepth", 6, 2, 16, 1, "shallow-search ordering at nodes from this depth (plies)"),
+    Param("ShallowOrderPlies", 0, 0, 4, 1, "shallow-search ordering: depth of each move's search (plies, 0: quiescence)"),
+    Param("ShallowOrderMargin", 200, 0, 2000, 50, "shallow-search ordering: window of alpha - margin .. beta + margin"),
 )
 
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}

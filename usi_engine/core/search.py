@@ -4,6 +4,11 @@ sennichite and perpetual-check scoring, history-driven ordering and reductions.
 Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by half a ply,
 as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
 returns at once when told; the caller throws away an interrupted result.
+
+Four classic techniques are switches, off by default (issue 13, docs/EXPERIMENTS.md):
+multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
+P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
+search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
 """
 from collections import namedtuple
 import math
@@ -14,7 +19,7 @@ from numba import int64
 
 from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
 from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM,
+                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM, ZOBRIST_SIDE,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
@@ -22,7 +27,9 @@ from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
 from .history import update_quiet, history_bonus, piece_to
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
-                       picker_next, PICK_N, PICK_SCORE, PICK_NB)
+                       picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
+                       PICK_TT1, PICK_TT2, STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN,
+                       STAGE_EVASIONS, SCORE_TT1)
 from .mate import mate_in_1, MATE_BUF_SIZE
 from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
@@ -31,7 +38,9 @@ from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FU
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
-                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN)
+                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
+                     SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
+                     SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
 
 ONE_PLY = 2
 VALUE_INF = VALUE_MATE + 1
@@ -60,13 +69,33 @@ P_ROOT_PLY = 12       # pos ply at the root
 P_ROOT_DEPTH = 13
 P_IIR = 14
 P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
-P_NB = 16
+P_MID = 16            # multi-iterative deepening at nodes without a TT move
+P_HALF_PLY = 17       # YSS: the TT move is extended by half a ply
+P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, extended
+P_OSL = 19            # one-side-limited PVS (Tsuruoka)
+P_SHALLOW_ORDER = 20  # moves ordered by a shallow search at nodes with much depth left
+P_NB = 24
 # ctx.stats fields (written by the search)
 S_NODES = 0
 S_SELDEPTH = 1
 S_ABORTED = 2
 S_ROOT_DONE = 3       # root moves fully searched in the current iteration
-S_NB = 8
+S_FULL_PLY = 4        # deepest ply of a full-width node (seldepth counts quiescence too)
+S_MID_ACTIVE = 5      # 1 while a node runs its shallow iterations: no nesting
+S_MID_NODES = 6       # nodes that ran multi-iterative deepening
+S_MID_ITERS = 7       # shallow iterations run by them
+S_OSL_PLY = 8         # first ply of the running restricted scout (0: none)
+S_OSL_SCOUTS = 9      # restricted scouts started
+S_OSL_RESEARCHES = 10  # restricted scouts that failed high without proof: scouted again
+S_OSL_RESTRICTED = 11  # nodes restricted to one move
+S_OSL_UNPROVEN = 12   # results of restricted searches kept out of the TT
+S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
+S_NB = 16
+# one-side-limited PVS: what a node of a restricted search is (see _osl_role)
+OSL_NONE = 0          # not in a restricted search
+OSL_LIMITED = 1       # the refuting side: one move only
+OSL_FREE = 2          # the side of the PV node: every move
+SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual rank (< 593 moves)
 
 SearchCtx = namedtuple("SearchCtx", [
     "tt",            # uint64[N, 3], shared by all threads
@@ -222,6 +251,151 @@ def _update_pv(ctx, ply, m):
     ctx.pv_len[ply] = end if end > ply + 1 else ply + 1
 
 
+# --- the classic techniques' helpers (issue 13) ------------------------------------------
+@jit()
+def _mid_wanted(ctx, hit, d_plies):
+    """Multi-iterative deepening: a node not found in the TT with enough depth left
+    deepens on its own from a shallow depth, unless a node above is doing so already
+    (the guard against recursion)."""
+    return (ctx.params[P_MID] != 0 and not hit and d_plies >= ctx.sp[SP_MID_DEPTH]
+            and ctx.stats[S_MID_ACTIVE] == 0)
+
+
+@jit()
+def _yss_on(params):
+    return params[P_HALF_PLY] != 0 or params[P_HALF_PLY_FULL] != 0
+
+
+@jit()
+def _half_ply(m, tt1, ext):
+    """YSS: the move remembered as best (the TT move) gets half a ply more (returned); with
+    the check extensions, a move is extended by one ply at most."""
+    return ONE_PLY // 2 if m == tt1 and m != 0 and ext < ONE_PLY else 0
+
+
+@jit()
+def _osl_starts(ctx, pv_node, d_plies):
+    """Whether the scouts of this node are restricted: PVS's null-window searches at PV
+    nodes (whose fail-highs are searched again), never inside another restricted search."""
+    return (pv_node and ctx.params[P_OSL] != 0 and d_plies >= ctx.sp[SP_OSL_DEPTH]
+            and ctx.stats[S_OSL_PLY] == 0)
+
+
+@jit()
+def _osl_begin(ctx, ply):
+    """A restricted scout of a move at `ply` starts.  OslSide 0 limits the refuting side
+    (the side to move after the move): when its restricted replies already refute the move,
+    more replies could only refute it more, so the scout's fail-low is proven and its
+    fail-high is scouted again without the restriction.  OslSide 1 limits the side of the
+    PV node: its fail-high is proven and its fail-low is taken as it is (an approximation)."""
+    ctx.stats[S_OSL_PLY] = ply + 1
+    ctx.stats[S_OSL_SCOUTS] += 1
+
+
+@jit()
+def _osl_end(ctx, v, alpha):
+    """The restricted scout ended with `v` (the PV node's view): whether it failed high
+    without proof and must be scouted again unrestricted."""
+    ctx.stats[S_OSL_PLY] = 0
+    if ctx.stop[0] != 0 or v <= alpha or ctx.sp[SP_OSL_SIDE] != 0:
+        return False
+    ctx.stats[S_OSL_RESEARCHES] += 1
+    return True
+
+
+@jit()
+def _osl_role(ctx, ply):
+    """OSL_LIMITED at the nodes of the limited side of a restricted scout, OSL_FREE at the
+    other side's, OSL_NONE outside a restricted search."""
+    top = ctx.stats[S_OSL_PLY]
+    if top == 0 or ply < top:
+        return OSL_NONE
+    limited = 1 if ctx.sp[SP_OSL_SIDE] != 0 else 0      # parity of the limited side's plies
+    return OSL_LIMITED if (ply - top) % 2 == limited else OSL_FREE
+
+
+@jit()
+def _osl_proves(role, bound):
+    """Restricting one side only raises the other side's values, so a restricted search
+    proves the limited side's lower bounds and the free side's upper bounds: the free
+    side's beta cuts and the limited side's fail-lows prove nothing and stay out of the TT."""
+    if role == OSL_LIMITED:
+        return bound == BOUND_LOWER
+    if role == OSL_FREE:
+        return bound == BOUND_UPPER
+    return True
+
+
+@jit()
+def _osl_move(pos, ctx, tt1):
+    """The one move of a limited node: the best move of the similar position, the sibling
+    reached by a pass instead of the last move (its key differs only in the side to move),
+    when it is legal here; else this node's TT move; 0 when there is neither."""
+    ply = pos.st[ST_PLY]
+    if ply >= 1:
+        hit, m, _m2, _v, _e, _d, _b = probe(ctx.tt, pos.keys[ply - 1] ^ ZOBRIST_SIDE)
+        if hit and m != 0 and is_legal(pos, m):
+            return m
+    return tt1
+
+
+@jit()
+def _picker_list(ctx, ply, n):
+    """Make the picker at `ply` hand out ctx.moves[ply, :n] best-scored first and nothing
+    else (the evasion stage walks a ready list)."""
+    pk = ctx.picker[ply]
+    pk[PICK_STAGE] = STAGE_EVASIONS
+    pk[PICK_CUR] = 0
+    pk[PICK_END] = n
+    pk[PICK_N] = n
+
+
+@jit()
+def _shallow_wanted(ctx, in_check, d_plies):
+    return ctx.params[P_SHALLOW_ORDER] != 0 and not in_check \
+        and d_plies >= ctx.sp[SP_SHALLOW_ORDER_DEPTH]
+
+
+@jit()
+def _tt_moves_done(pk):
+    """Whether the picker has handed out its TT moves (the next move comes from a later
+    stage)."""
+    stage = pk[PICK_STAGE]
+    if stage == STAGE_TT1:
+        return pk[PICK_TT1] == 0 and pk[PICK_TT2] == 0
+    if stage == STAGE_TT2:
+        return pk[PICK_TT2] == 0
+    return stage != STAGE_EVASIONS_GEN and stage != STAGE_EVASIONS
+
+
+@jit()
+def _untried_moves(pos, moves, tt1, tt2):
+    """The legal moves but the TT moves (already searched), in `moves`; returns how many."""
+    n = generate(pos, moves, GEN_ALL, False)
+    k = 0
+    for i in range(n):
+        if moves[i] != tt1 and moves[i] != tt2:
+            moves[k] = moves[i]
+            k += 1
+    return k
+
+
+@jit()
+def _shallow_score(v, rank):
+    """Ordering score of a move searched shallowly: its value, ties by its rank in the
+    usual ordering (history)."""
+    return v * SHALLOW_RANKS + (SHALLOW_RANKS - 1 - rank)
+
+
+@jit()
+def _usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
+    """The usual ordering score of ctx.moves[ply, i], written over its (already used)
+    shallow score: the reductions and prunings that read PICK_SCORE see what they expect."""
+    score_moves(pos, ctx, ctx.moves[ply, i:i + 1], ctx.scores[ply, i:i + 1], 1, us, tt1, tt2,
+                ply, counter, prev1, prev2)
+    return ctx.scores[ply, i]
+
+
 @jit(int64(POS_T, CTX_T, int64, int64, int64))
 def qsearch(pos, ctx, alpha, beta, ply):
     """Captures and pawn promotions until the position is quiet; all evasions in check."""
@@ -327,6 +501,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     ctx.path_dep[ply] = 0
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
+    if ply > ctx.stats[S_FULL_PLY]:
+        ctx.stats[S_FULL_PLY] = ply
     if _should_stop(ctx):
         return 0
     pos_ply = pos.st[ST_PLY]
@@ -403,6 +579,21 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                 return beta if v >= VALUE_MATE_IN_MAX else v
 
+    # multi-iterative deepening: iterations from a shallow depth leave a move to try first
+    if _mid_wanted(ctx, hit, d_plies):
+        ctx.stats[S_MID_ACTIVE] = 1
+        ctx.stats[S_MID_NODES] += 1
+        d = sp[SP_MID_START] * ONE_PLY
+        while d < depth and ctx.stop[0] == 0:
+            ctx.stats[S_MID_ITERS] += 1
+            search(pos, ctx, alpha, beta, d, ply, cut_node)
+            d += ONE_PLY
+        ctx.stats[S_MID_ACTIVE] = 0
+        if ctx.stop[0] != 0:
+            return 0
+        ctx.stack_eval[ply] = static
+        hit, tt1, tt2, _v, _e, _d, _b = probe(ctx.tt, key)
+
     # internal iterative reduction: with no move to try first, a deep search is a guess
     if params[P_IIR] and tt1 == 0 and d_plies >= sp[SP_IIR_DEPTH]:
         depth -= ONE_PLY
@@ -418,6 +609,17 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
     picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
+    osl = _osl_role(ctx, ply)
+    if osl == OSL_LIMITED and not in_check:
+        m = _osl_move(pos, ctx, tt1)
+        if m != 0:
+            ctx.stats[S_OSL_RESTRICTED] += 1
+            ctx.moves[ply, 0] = m
+            ctx.scores[ply, 0] = SCORE_TT1
+            _picker_list(ctx, ply, 1)
+    # shallow-search ordering waits until the TT moves failed to cut off
+    shallow_pending = osl != OSL_LIMITED and _shallow_wanted(ctx, in_check, d_plies)
+    shallow_ordered = False
 
     best = -VALUE_INF
     best_move = 0
@@ -426,10 +628,37 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     move_count = 0
     skip_quiets = False
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
+    yss = extend_ok and _yss_on(params)
+    yss_full = yss and pv_node and params[P_HALF_PLY_FULL] != 0
     while True:
+        if shallow_pending and _tt_moves_done(picker):
+            # order the other moves by a shallow search of each in a window around the
+            # node's, ties by the usual order
+            shallow_pending = False
+            shallow_ordered = True
+            ctx.stats[S_SHALLOW_NODES] += 1
+            n = _untried_moves(pos, ctx.moves[ply], tt1, tt2)
+            score_moves(pos, ctx, ctx.moves[ply], ctx.scores[ply], n, us, tt1, tt2, ply, counter,
+                        prev1, prev2)
+            shallow = sp[SP_SHALLOW_ORDER_PLIES] * ONE_PLY
+            lo = max(alpha - sp[SP_SHALLOW_ORDER_MARGIN], -VALUE_INF)
+            hi = min(beta + sp[SP_SHALLOW_ORDER_MARGIN], VALUE_INF)
+            for i in range(n):
+                m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)     # rank i, usual order
+                ctx.stack_pt[ply] = piece_to(m)
+                do_move(pos, m)
+                v = -search(pos, ctx, -hi, -lo, shallow, ply + 1, NO)
+                undo_move(pos)
+                if ctx.stop[0] != 0:
+                    return 0
+                ctx.scores[ply, i] = _shallow_score(v, i)
+            _picker_list(ctx, ply, n)
         m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
+        if shallow_ordered:
+            picker[PICK_SCORE] = _usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
+                                              counter, prev1, prev2)
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
@@ -465,6 +694,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ext = ONE_PLY // 2
             if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
+        half_ply = _half_ply(m, tt1, ext) if yss else 0
+        ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
@@ -489,11 +720,22 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     r = (new_depth - ONE_PLY) // ONE_PLY
                     if r < 0:
                         r = 0
+            restricted = _osl_starts(ctx, pv_node, d_plies)
+            if restricted:
+                _osl_begin(ctx, ply)
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r * ONE_PLY, ply + 1, YES)
             if v > alpha and r > 0:
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
+            if restricted and _osl_end(ctx, v, alpha):
+                # an unproven fail-high: the same scout without the restriction
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
             if v > alpha and v < beta and pv_node:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
+        if yss_full and half_ply == 0 and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
+            # full half-ply extension: a move that becomes the best of a PV node is searched
+            # again as deep as the TT move was (elsewhere a move above alpha refutes, it is
+            # no new best line; re-searching those too cost as much: docs/EXPERIMENTS.md)
+            v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ply + 1, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
@@ -517,6 +759,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
     ctx.path_dep[ply] = path_dep
+    if not _osl_proves(osl, bound):
+        ctx.stats[S_OSL_UNPROVEN] += 1
+        return best                # a restricted search did not prove this bound
     if path_dep:
         bound = BOUND_NONE         # a score of this path only: keep the move, not the value
     store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else EVAL_NONE,
@@ -536,6 +781,8 @@ def root_search(pos, ctx, alpha, beta, depth):
     ONE = np.int64(1)
     ctx.stats[S_ABORTED] = 0
     ctx.stats[S_ROOT_DONE] = 0
+    ctx.stats[S_MID_ACTIVE] = 0
+    ctx.stats[S_OSL_PLY] = 0
     params[P_ROOT_DEPTH] = depth // ONE_PLY
     first = params[P_PV_INDEX]
     n = params[P_ROOT_N]
@@ -551,15 +798,26 @@ def root_search(pos, ctx, alpha, beta, depth):
                 ext = ONE_PLY // 2
             if in_check and n == 1:
                 ext = ONE_PLY
+        # YSS: the first move is the best of the previous iteration
+        half_ply = _half_ply(m, m, ext) if i == first and _yss_on(params) else 0
+        ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
         if i == first:
             v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
         else:
+            restricted = _osl_starts(ctx, True, depth // ONE_PLY)
+            if restricted:
+                _osl_begin(ctx, 0)
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+            if restricted and _osl_end(ctx, v, alpha):
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
             if v > alpha and v < beta and ctx.stop[0] == 0:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
+        if params[P_HALF_PLY_FULL] and half_ply == 0 and ext < ONE_PLY and v > alpha \
+                and ctx.stop[0] == 0:
+            v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ONE, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:
             ctx.stats[S_ABORTED] = 1
