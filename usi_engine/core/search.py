@@ -69,7 +69,7 @@ P_ROOT_PLY = 12       # pos ply at the root
 P_ROOT_DEPTH = 13
 P_IIR = 14
 P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
-P_MID = 16            # multi-iterative deepening at nodes without a TT move
+P_MID = 16            # multi-iterative deepening at nodes not in the TT
 P_HALF_PLY = 17       # YSS: the TT move is extended by half a ply
 P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, extended
 P_OSL = 19            # one-side-limited PVS (Tsuruoka)
@@ -93,8 +93,8 @@ S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
 S_NB = 16
 # one-side-limited PVS: what a node of a restricted search is (see _osl_role)
 OSL_NONE = 0          # not in a restricted search
-OSL_LIMITED = 1       # the refuting side: one move only
-OSL_FREE = 2          # the side of the PV node: every move
+OSL_LIMITED = 1       # the limited side (OslSide): one move a node
+OSL_FREE = 2          # the other side: every move
 SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual rank (< 593 moves)
 
 SearchCtx = namedtuple("SearchCtx", [
