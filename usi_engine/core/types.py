@@ -10,16 +10,22 @@ Moves are int32: ``to | from << 7 | promote << 14 | piece << 15``.  ``from`` is 
 0..80, or ``DROP_BASE + piece_type`` for a drop (82..88).  ``piece`` is the coloured piece
 that moves, before promotion, so history tables index a move without looking at the board.
 """
+import inspect
+
 import numpy as np
 from numba import njit
 from numba.core import types as nbtypes
 from numba.core.compiler_lock import global_compiler_lock
 
 
-def jit(signature=None, **kwargs):
+def jit(signature=None, specialise=(), **kwargs):
     """numba's njit as the hot code uses it: cached on disk, without reference counting,
     compiled once per function (see `_one_call_shape`), and compiled on first use even when
     it declares its signature (see `_declared_on_first_use`).
+
+    `specialise` names parameters that get one compilation per constant value passed
+    (numba's literal types), for the rare hot function where that pays: each value costs
+    a whole compilation at the first start.
 
     Hot code never allocates, and the refcount traffic on every array argument (a position
     is ten arrays) cost about 100 ns per call, more than the work of most small functions.
@@ -31,7 +37,7 @@ def jit(signature=None, **kwargs):
         dispatcher = njit(**options)(fn)
         if signature is not None:
             _declared_on_first_use(dispatcher, signature)
-        return _one_call_shape(dispatcher)
+        return _one_call_shape(dispatcher, specialise)
     return decorate
 
 
@@ -77,7 +83,7 @@ def _call_type(t):
     return t
 
 
-def _one_call_shape(dispatcher):
+def _one_call_shape(dispatcher, specialise=()):
     """Make calls from other jitted code compile `dispatcher` for plain argument types.
 
     numba otherwise compiles a callee once per distinct argument typing: every literal value
@@ -88,11 +94,13 @@ def _one_call_shape(dispatcher):
     affected. scripts/compile_profile.py shows the compilations per function.
     """
     resolve = dispatcher.get_call_template
+    names = list(inspect.signature(dispatcher.py_func).parameters)
+    keep = {names.index(name) for name in specialise}
 
     def get_call_template(args, kws):
         _compile_declared(dispatcher)
-        return resolve(tuple(_call_type(a) for a in args),
-                       {k: _call_type(v) for k, v in kws.items()})
+        return resolve(tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
+                       {k: v if k in specialise else _call_type(v) for k, v in kws.items()})
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
