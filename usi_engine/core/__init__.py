@@ -1,1 +1,1 @@
-"""The numba world: integers and arrays only, compiled with `types.jit` (njit, cached, no refcounting)."""
+"""The numba world: integers and arrays only, compiled with `jit` (core/jit.py: njit, cached, no refcounting, once per function)."""

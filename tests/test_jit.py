@@ -1,0 +1,82 @@
+"""core/jit.py: the hot code's decorator compiles once per function (not once per literal or
+integer width), compiles declared signatures on first use, and types recursive calls by
+their declared return type. The functions here are not cached (cache=False), so every run
+really compiles and the counts of compiled signatures mean something."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import int64, int32
+
+from usi_engine.core.jit import jit
+
+
+@jit(cache=False)
+def _scaled(x, flag):
+    return x * 2 if flag else x
+
+
+@jit(cache=False)
+def _calls_with_many_shapes(a):
+    small = np.int32(a[0])
+    return _scaled(1, True) + _scaled(small, False) + _scaled(a[1], True) + _scaled(7, False)
+
+
+def test_one_compilation_for_literals_and_integer_widths():
+    a = np.array([3, 4], np.int64)
+    assert _calls_with_many_shapes(a) == 2 + 3 + 8 + 7
+    assert len(_scaled.signatures) == 1
+    assert [str(t) for t in _scaled.signatures[0]] == ["int64", "bool"]
+
+
+@jit(cache=False, specialise=("mode",))
+def _by_mode(mode, x):
+    if mode == 0:
+        return x
+    if mode == 1:
+        return -x
+    return 2 * x
+
+
+@jit(cache=False)
+def _calls_by_mode(x, runtime_mode):
+    return _by_mode(0, x) + _by_mode(1, x) + _by_mode(1, x) + _by_mode(runtime_mode, x)
+
+
+def test_specialised_parameter_compiles_once_per_constant():
+    assert _calls_by_mode(5, 2) == 5 - 5 - 5 + 10
+    shapes = sorted(str(sig[0]) for sig in _by_mode.signatures)
+    assert shapes == ["Literal[int](0)", "Literal[int](1)", "int64"]
+    assert all(str(sig[1]) == "int64" for sig in _by_mode.signatures)
+
+
+@jit(int64(int32[::1], int64), cache=False)
+def _declared_sum(buf, n):
+    s = 0
+    for i in range(n):
+        s += buf[i]
+    return s
+
+
+def test_declared_signature_compiles_on_first_use_only():
+    assert _declared_sum.signatures == []            # nothing compiled at import
+    buf = np.arange(5, dtype=np.int32)
+    assert _declared_sum(buf, 5) == 10
+    assert len(_declared_sum.signatures) == 1
+    with pytest.raises(TypeError):                   # no other signature is compiled
+        _declared_sum(buf[::2], 2)
+    assert len(_declared_sum.signatures) == 1
+
+
+@jit(int64(int64, int64), cache=False)
+def _paths(rows, cols):
+    """Lattice paths: two recursive calls, like the search's several call sites."""
+    if rows == 0 or cols == 0:
+        return np.int64(1)
+    return _paths(rows - np.int64(1), cols) + _paths(rows, cols - np.int64(1))
+
+
+def test_recursion_with_declared_return_type():
+    assert _paths(4, 4) == 70
+    assert _paths(6, 3) == 84

@@ -1,0 +1,132 @@
+"""The `jit` decorator of the hot code: numba's njit, cached on disk, without reference
+counting, and arranged so that the first start compiles as little as possible (issue #15):
+
+* one compilation per function, not one per call shape (`_one_call_shape`);
+* declared signatures compiled on first use, not at import (`_declared_on_first_use`);
+* recursive calls typed by their declared return type (`_declared_return_for_recursion`).
+
+`python scripts/compile_profile.py` shows what compiles, how often and for how long.
+"""
+import inspect
+
+from numba import njit
+from numba.core import types as nbtypes
+from numba.core.compiler_lock import global_compiler_lock
+
+
+def jit(signature=None, specialise=(), **kwargs):
+    """numba's njit as the hot code uses it: cached on disk, without reference counting,
+    compiled once per function (see `_one_call_shape`), and compiled on first use even when
+    it declares its signature (see `_declared_on_first_use`).
+
+    `specialise` names parameters that get one compilation per constant value passed
+    (numba's literal types), for the rare hot function where that pays: each value costs
+    a whole compilation at the first start.
+
+    Hot code never allocates, and the refcount traffic on every array argument (a position
+    is ten arrays) cost about 100 ns per call, more than the work of most small functions.
+    """
+    options = {"cache": True, "_nrt": False}
+    options.update(kwargs)
+
+    def decorate(fn):
+        dispatcher = njit(**options)(fn)
+        if signature is not None:
+            _declared_on_first_use(dispatcher, signature)
+        return _one_call_shape(dispatcher, specialise)
+    return decorate
+
+
+def _declared_return_for_recursion():
+    """Type a recursive call by the signature's declared return type.
+
+    numba types a self-recursive call by cloning the caller's type inference and running it
+    again without the recursive calls, once per recursive call site per propagation round,
+    even when the signature states the return type: `search` (five recursive calls) was
+    typed about twenty times over, most of its compile time. With a declared return type
+    (our recursive functions all declare theirs, numba issue #6061) the call returns that
+    type whatever the inference finds, so it is answered directly. Only typing is shortened:
+    the LLVM IR of search, qsearch and root_search was checked byte-identical with and
+    without. Left out if numba's internals change.
+    """
+    from numba.core.typeinfer import TypeInferer
+    seed, partial = (getattr(TypeInferer, name, None) for name in ("seed_return",
+                                                                  "return_types_from_partial"))
+    if seed is None or partial is None or getattr(TypeInferer, "_usi_engine_patched", False):
+        return
+
+    def seed_return(self, typ):
+        self._usi_engine_declared_return = typ
+        return seed(self, typ)
+
+    def return_types_from_partial(self):
+        declared = getattr(self, "_usi_engine_declared_return", None)
+        return declared if declared is not None else partial(self)
+
+    TypeInferer.seed_return = seed_return
+    TypeInferer.return_types_from_partial = return_types_from_partial
+    TypeInferer._usi_engine_patched = True
+
+
+_declared_return_for_recursion()
+
+
+def _call_type(t):
+    """The type a jitted callee is compiled for: a literal (True, 0, GEN_ALL) as its plain
+    type, and any integer narrower than 64 bits as int64 (numba computes in int64 anyway)."""
+    t = nbtypes.unliteral(t)
+    if isinstance(t, nbtypes.Integer) and t.bitwidth < 64:
+        return nbtypes.int64
+    return t
+
+
+def _one_call_shape(dispatcher, specialise=()):
+    """Make calls from other jitted code compile `dispatcher` for plain argument types.
+
+    numba otherwise compiles a callee once per distinct argument typing: every literal value
+    (`generate(pos, out, GEN_CAPTURES, False)` and `generate(pos, out, GEN_QUIETS, False)` are
+    two compilations) and every integer width. That multiplied the first start's compile
+    time (issue #15: 16 copies of one move generator helper). Arguments are converted at
+    the call site, so the values, and the search, are the same; calls from Python are not
+    affected. scripts/compile_profile.py shows the compilations per function.
+    """
+    resolve = dispatcher.get_call_template
+    names = list(inspect.signature(dispatcher.py_func).parameters)
+    keep = {names.index(name) for name in specialise}
+
+    def get_call_template(args, kws):
+        _compile_declared(dispatcher)
+        return resolve(tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
+                       {k: v if k in specialise else _call_type(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def _declared_on_first_use(dispatcher, signature):
+    """Compile the declared signature when the function is first called (from Python or
+    from jitted code), not when its module is imported.
+
+    Recursive functions and their callers declare their signatures (numba issue #6061);
+    numba's own `njit(signature)` compiles them at import, so importing core/mate.py for
+    `mate_in_1` used to compile the whole df-pn solver. The code compiled is the same as
+    with njit(signature): that signature only, then no other.
+    """
+    dispatcher._usi_engine_declared = signature if isinstance(signature, list) else [signature]
+
+    def compile_for_args(*args, **kws):
+        _compile_declared(dispatcher)
+        return dispatcher      # called again: now it converts the arguments or says why not
+
+    dispatcher._compile_for_args = compile_for_args
+
+
+def _compile_declared(dispatcher):
+    declared = getattr(dispatcher, "_usi_engine_declared", None)
+    if declared is None:
+        return
+    with global_compiler_lock:
+        if dispatcher._can_compile:
+            for sig in declared:
+                dispatcher.compile(sig)
+            dispatcher.disable_compile()
