@@ -158,8 +158,23 @@ MIN_MOVES_TO_GO = 20
 SPENT_SHARE = 0.55
 FREE_FRACTION_MS = 700     # whole-second clock: the uncharged part of a move, calibrated by
                            # tests/test_timeman.py's simulated games (70-90% spent by ply 120)
+HICCUP_RESERVE_MS = 300    # seen: a search that started 340 ms after its `go` on a loaded
+                           # 2-core machine
 MAX_STEAL = 4.0            # an unstable search may take this many optimum times...
 MAX_SHARE = 0.25           # ... but never more than this share of the main time left
+
+
+def main_time_reserve(time_left: int, inc: int, settings: TimeSettings) -> int:
+    """Main time kept out of the plan, at most half of what is left.
+
+    The cost of answering (NetworkDelay a move) for MIN_MOVES_TO_GO moves, so that a long
+    sudden-death game ends with fast moves, not with a fallen flag; an increment pays that
+    cost itself as far as it goes (2 s + 0.1 s kept half of its main time unused when the
+    reserve ignored it). Plus HICCUP_RESERVE_MS for a process that a loaded machine keeps
+    off the CPU for a few hundred milliseconds.
+    """
+    unpaid_delay = max(0, settings.network_delay - inc)
+    return min(time_left // 2, unpaid_delay * MIN_MOVES_TO_GO + HICCUP_RESERVE_MS)
 
 
 def moves_to_go(ply: int) -> int:
@@ -212,9 +227,7 @@ def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings) ->
         t = hard if byo > 0 else max(1, min(hard, inc // 2))
         return Budget(t, t, t, use_fully=byo > 0)
 
-    # keep the cost of answering (NetworkDelay a move) for MIN_MOVES_TO_GO moves out of the
-    # plan: a long sudden-death game then ends with fast moves, not with a fallen flag
-    usable = time_left - min(time_left // 2, settings.network_delay * MIN_MOVES_TO_GO)
+    usable = time_left - main_time_reserve(time_left, inc, settings)
     # the increment comes back after every move: spend it all, plus a share of the main time
     share = (usable / moves_to_go(ply) + inc) / SPENT_SHARE
     optimum = share * settings.slow_mover / 100.0
