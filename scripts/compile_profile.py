@@ -3,16 +3,19 @@ specialisations each gets, and how long each takes.
 
     python scripts/compile_profile.py                  # cold: a fresh, empty numba cache
     python scripts/compile_profile.py --signatures     # also every compiled signature
+    python scripts/compile_profile.py --passes         # also the time per compiler pass
     python scripts/compile_profile.py --cache-dir DIR  # use (and fill) DIR instead
     python scripts/compile_profile.py --what search    # only the search's warmup
 
-It runs the engine's own warmup (what the first `isready` does: `usi-engine --warmup`)
-with a listener on numba's "numba:compile" events. A function's *total* time includes the
-callees that were compiled while it was being typed; *self* is its total minus those, so
-the self column adds up to the compile time of the whole run. Times are CPU seconds of
-the compiling thread (comparable on a loaded machine); the header gives the wall time too. Specialisations are the
-signatures numba compiled (or loaded from the cache) for each function: more than one
-usually means a literal argument (True, 1), an int32/int64 mix or a C/A array layout mix.
+It runs what the first `isready` does, then the mate solver's compile that follows it in
+the background (together: `usi-engine --warmup`), with a listener on numba's
+"numba:compile" events. A function's *total* time includes the callees compiled while it
+was being typed; *self* is its total minus those, so the self column adds up to the
+compile time of the whole run. Times are CPU seconds of the compiling thread, comparable
+between runs on a loaded machine; the header gives wall times, `readyok` included.
+*sigs* counts the signatures compiled (or loaded from the cache) per function: more than
+one usually means a literal argument (True, 1), an int32/int64 mix or a C/A array layout
+mix (see core/jit.py and docs/perft.md).
 """
 from __future__ import annotations
 

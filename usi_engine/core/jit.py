@@ -26,7 +26,10 @@ def jit(signature=None, specialise=(), **kwargs):
     Hot code never allocates, and the refcount traffic on every array argument (a position
     is ten arrays) cost about 100 ns per call, more than the work of most small functions.
     """
-    options = {"cache": True, "_nrt": False}
+    # no_cfunc_wrapper: numba otherwise adds a C-ABI wrapper to every function, for use as a
+    # first-class function value, which this code never does; it cost about a quarter of the
+    # compile time of a small function taking a position and a search context
+    options = {"cache": True, "_nrt": False, "no_cfunc_wrapper": True}
     options.update(kwargs)
 
     def decorate(fn):
