@@ -207,6 +207,35 @@ def test_halfkp_one_epoch_end_to_end(tmp_path):
     assert np.abs(floats - engine).max() <= 12
 
 
+def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
+    """The shared piece factor is trained and folded into every king square's rows: the
+    exported file evaluates what the factorised float model evaluates, within quantisation."""
+    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=128,
+                                 factorized=True), show_progress=False, log=lambda s: None)
+    ckpt = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+    model = NNUE("HalfKP(Friend)", 16, factorized=True)
+    model.load_state_dict(ckpt["model"])
+    assert ckpt["model_config"]["factorized"] is True
+    assert float(model.ft_p.weight.detach().abs().sum()) > 0          # the factor learnt something
+    net = read_network(tmp_path / "nn.bin")
+    assert net.name == "halfkp_16x2-32-32"                   # an ordinary HalfKP file
+    folded = model.folded_ft_weight().detach().numpy() * 127
+    assert np.abs(net.ft_weight - folded).max() <= 0.5 + 1e-3
+    records = psv.read_records(summary["val_files"][0])[:60]
+    pos = ds.decode(records)
+    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
+    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
+    with torch.no_grad():
+        floats = model(us, them).numpy()
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.abs(floats - engine).max() <= 12
+
+
+def test_factorize_needs_halfkp():
+    with pytest.raises(ValueError, match="only HalfKP networks have a piece factor"):
+        NNUE("K+P", factorized=True)
+
+
 def test_cli_refuses_bad_input(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     one = tmp_path / "one"
@@ -219,4 +248,7 @@ def test_cli_refuses_bad_input(tmp_path):
     r = subprocess.run([sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"),
                         "--arch", "kp_256-32"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode != 0 and "expected e.g. kp_256x2-32-32" in r.stderr
+    r = subprocess.run([sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"),
+                        "--factorize"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2 and "only HalfKP networks have a piece factor to train" in r.stderr
     assert not (tmp_path / "o" / "nn.bin").exists()

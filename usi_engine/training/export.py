@@ -25,8 +25,7 @@ def _padded_weights(w: torch.Tensor, scale: float) -> np.ndarray:
 
 def to_network(model: NNUE) -> Network:
     """The integer network of a model (see model.py for the scales)."""
-    n = model.ft.weight.shape[0] - 1                      # the padding row is not a feature
-    ft_weight = _round(model.ft.weight[:n], ACTIVATION_ONE, np.int16, -32768, 32767)
+    ft_weight = _round(model.folded_ft_weight(), ACTIVATION_ONE, np.int16, -32768, 32767)
     ft_bias = _round(model.ft_bias, ACTIVATION_ONE, np.int16, -32768, 32767)
     hidden_bias = ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE
     out_w = output_weight_scale(model.fv_scale)
@@ -48,10 +47,11 @@ def export(model: NNUE, path: str | Path) -> Network:
     return net
 
 
-def from_network(net: Network, fv_scale: int = 16) -> NNUE:
-    """A float model equal to an integer network (to go on training from an nn.bin)."""
+def from_network(net: Network, fv_scale: int = 16, factorized: bool = False) -> NNUE:
+    """A float model equal to an integer network (to go on training from an nn.bin); with
+    `factorized`, the piece factor starts at zero on top of the file's rows."""
     h, (l1, l2) = net.half_dimensions, net.hidden
-    model = NNUE(net.feature_set, h, l1, l2, fv_scale)
+    model = NNUE(net.feature_set, h, l1, l2, fv_scale, factorized)
     out_w = output_weight_scale(fv_scale)
     with torch.no_grad():
         model.ft.weight[:-1] = torch.from_numpy(net.ft_weight.astype(np.float32) / ACTIVATION_ONE)
@@ -66,5 +66,5 @@ def from_network(net: Network, fv_scale: int = 16) -> NNUE:
     return model
 
 
-def load_nn_bin(path: str | Path, fv_scale: int = 16) -> NNUE:
-    return from_network(read_network(path), fv_scale)
+def load_nn_bin(path: str | Path, fv_scale: int = 16, factorized: bool = False) -> NNUE:
+    return from_network(read_network(path), fv_scale, factorized)

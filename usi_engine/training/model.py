@@ -13,13 +13,19 @@ Float and integer networks correspond as follows (format.py has the integer forw
   and the bias by FV_SCALE * OUTPUT_SCALE.
 
 `clip_()` keeps every parameter inside what these integer types can hold, after each step.
+
+Factorisation (HalfKP only): a HalfKP row (king square, piece) is seen in training as the
+sum of its own row and a shared row of the piece alone (the "P" factor), so what a piece
+is worth wherever the king stands is learnt from every position instead of only those with
+the king on that square.  The export folds the factor into each king's rows
+(`folded_ft_weight`), so the file is an ordinary HalfKP network.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from ..nnue.features import FEATURE_SETS
+from ..nnue.features import FEATURE_SETS, FE_END
 from ..nnue.format import DEFAULT_FV_SCALE, WEIGHT_SCALE_BITS
 
 ACTIVATION_ONE = 127                       # the integer that float activation 1.0 becomes
@@ -33,15 +39,19 @@ def output_weight_scale(fv_scale: int = DEFAULT_FV_SCALE) -> float:
 
 
 class NNUE(nn.Module):
-    """``feature_set``: "HalfKP(Friend)" or "K+P"; architecture ``{half}x2-{l1}-{l2}``."""
+    """``feature_set``: "HalfKP(Friend)" or "K+P"; architecture ``{half}x2-{l1}-{l2}``;
+    ``factorized``: train HalfKP with the shared piece factor (see the module's docstring)."""
 
     def __init__(self, feature_set: str = "K+P", half: int = 256, l1: int = 32, l2: int = 32,
-                 fv_scale: int = DEFAULT_FV_SCALE) -> None:
+                 fv_scale: int = DEFAULT_FV_SCALE, factorized: bool = False) -> None:
         super().__init__()
         if feature_set not in FEATURE_SETS:
             raise ValueError(f"unknown feature set {feature_set!r}; known: {', '.join(FEATURE_SETS)}")
         self.feature_set, self.half, self.l1_size, self.l2_size = feature_set, half, l1, l2
         self.fv_scale = fv_scale
+        if factorized and feature_set != "HalfKP(Friend)":
+            raise ValueError("only HalfKP networks have a piece factor to train")
+        self.factorized = factorized
         n = FEATURE_SETS[feature_set]
         # row n is the padding of the fixed-width index batches: never read, never trained
         self.ft = nn.EmbeddingBag(n + 1, half, mode="sum", padding_idx=n)
@@ -53,16 +63,37 @@ class NNUE(nn.Module):
             # about 38 active rows: keep the sum's spread inside the 0..1 ClippedReLU range
             self.ft.weight.uniform_(-0.05, 0.05)
             self.ft.weight[n].zero_()
+        if factorized:
+            # starts at zero: the sum begins as the unfactorised network
+            self.ft_p = nn.EmbeddingBag(FE_END + 1, half, mode="sum", padding_idx=FE_END)
+            with torch.no_grad():
+                self.ft_p.weight.zero_()
         self.clip_()
 
     def config(self) -> dict:
         return {"feature_set": self.feature_set, "half": self.half, "l1": self.l1_size,
-                "l2": self.l2_size, "fv_scale": self.fv_scale}
+                "l2": self.l2_size, "fv_scale": self.fv_scale, "factorized": self.factorized}
+
+    def _accumulate(self, idx: torch.Tensor) -> torch.Tensor:
+        acc = self.ft(idx)
+        if self.factorized:
+            pad = self.ft.weight.shape[0] - 1
+            acc = acc + self.ft_p(torch.where(idx == pad, FE_END, idx % FE_END))
+        return acc
+
+    def folded_ft_weight(self) -> torch.Tensor:
+        """The feature rows as the file holds them: with the piece factor added to every
+        king square's rows (no padding row)."""
+        w = self.ft.weight[:-1]
+        if self.factorized:
+            kings = w.shape[0] // FE_END
+            w = w + self.ft_p.weight[:FE_END].repeat(kings, 1)
+        return w
 
     def forward(self, us: torch.Tensor, them: torch.Tensor) -> torch.Tensor:
         """Centipawns from the side to move's view; `us`/`them`: int[B, k] feature indices
         of the side to move's and the other side's perspective."""
-        a = torch.cat([self.ft(us), self.ft(them)], dim=1) + self.ft_bias.repeat(2)
+        a = torch.cat([self._accumulate(us), self._accumulate(them)], dim=1) + self.ft_bias.repeat(2)
         x = torch.clamp(a, 0.0, 1.0)
         x = torch.clamp(self.l1(x), 0.0, 1.0)
         x = torch.clamp(self.l2(x), 0.0, 1.0)

@@ -22,7 +22,8 @@ import torch
 import torch.nn.functional as F
 
 from . import dataset as ds
-from .export import export, load_nn_bin
+from ..nnue.format import read_network
+from .export import export, from_network
 from .model import NNUE
 from .progress import progress_bar
 
@@ -36,6 +37,7 @@ class TrainConfig:
     half: int = 256
     l1: int = 32
     l2: int = 32
+    factorized: bool = False             # HalfKP: train with the shared piece factor (model.py)
     epochs: int = 10
     batch_size: int = 4096
     lr: float = 1e-3
@@ -130,11 +132,14 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         f"({time.monotonic() - t0:.1f} s to decode); device {device}")
 
     if cfg.init:
-        model = load_nn_bin(cfg.init)
-        if model.feature_set != cfg.feature_set:
-            raise ValueError(f"{cfg.init} is a {model.feature_set} network, not {cfg.feature_set}")
+        if not os.path.isfile(cfg.init):
+            raise ValueError(f"--init {cfg.init}: no such file")
+        net = read_network(cfg.init)
+        if net.feature_set != cfg.feature_set:
+            raise ValueError(f"{cfg.init} is a {net.feature_set} network, not {cfg.feature_set}")
+        model = from_network(net, factorized=cfg.factorized)
     else:
-        model = NNUE(cfg.feature_set, cfg.half, cfg.l1, cfg.l2)
+        model = NNUE(cfg.feature_set, cfg.half, cfg.l1, cfg.l2, factorized=cfg.factorized)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=cfg.lr_decay)
