@@ -188,6 +188,18 @@ def test_resume_equals_an_unbroken_run(trained, tmp_path):
     assert (tmp_path / "nn.bin").read_bytes() == (out / "nn.bin").read_bytes()
 
 
+def assert_engine_agrees_with_halfkp_model(model, net, val_file, count=60):
+    """The engine's evaluation with `net` is the float `model`'s within quantisation."""
+    records = psv.read_records(val_file)[:count]
+    pos = ds.decode(records)
+    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
+    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
+    with torch.no_grad():
+        floats = model(us, them).numpy()
+    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
+    assert np.abs(floats - engine).max() <= 12
+
+
 def test_halfkp_one_epoch_end_to_end(tmp_path):
     # a narrow transformer keeps the test quick; the feature path is the full HalfKP one
     summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=256),
@@ -197,14 +209,7 @@ def test_halfkp_one_epoch_end_to_end(tmp_path):
     assert np.count_nonzero(net.ft_weight) > 0
     assert len(summary["history"]) == 2
     model = from_network(net)
-    records = psv.read_records(summary["val_files"][0])[:60]
-    pos = ds.decode(records)
-    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
-    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
-    with torch.no_grad():
-        floats = model(us, them).numpy()
-    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
-    assert np.abs(floats - engine).max() <= 12
+    assert_engine_agrees_with_halfkp_model(model, net, summary["val_files"][0])
 
 
 def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
@@ -221,14 +226,7 @@ def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
     assert net.name == "halfkp_16x2-32-32"                   # an ordinary HalfKP file
     folded = model.folded_ft_weight().detach().numpy() * 127
     assert np.abs(net.ft_weight - folded).max() <= 0.5 + 1e-3
-    records = psv.read_records(summary["val_files"][0])[:60]
-    pos = ds.decode(records)
-    us = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, pos.side))
-    them = torch.from_numpy(ds.feature_indices("HalfKP(Friend)", pos.boards, pos.hands, 1 - pos.side))
-    with torch.no_grad():
-        floats = model(us, them).numpy()
-    engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
-    assert np.abs(floats - engine).max() <= 12
+    assert_engine_agrees_with_halfkp_model(model, net, summary["val_files"][0])
 
 
 def test_factorize_needs_halfkp():
