@@ -132,9 +132,7 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         f"({time.monotonic() - t0:.1f} s to decode); device {device}")
 
     if cfg.init:
-        if not os.path.isfile(cfg.init):
-            raise ValueError(f"--init {cfg.init}: no such file")
-        net = read_network(cfg.init)
+        net = read_network(cfg.init)            # NNUEFormatError (a ValueError) says why not
         if net.feature_set != cfg.feature_set:
             raise ValueError(f"{cfg.init} is a {net.feature_set} network, not {cfg.feature_set}")
         model = from_network(net, factorized=cfg.factorized)
