@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,9 @@ DATA = REPO / "tests" / "data" / "nnue"
 # the 64 MB halfkp fixture stays outside the repository (USI_ENGINE_NNUE_FIXTURE overrides)
 SHARED = Path(os.environ.get("USI_ENGINE_NNUE_FIXTURE", REPO / ".." / "shared" / "nnue"))
 ARCHS = ("kp_256x2-32-32", "halfkp_256x2-32-32")
+# raw_output compiles its first layer apart for H = 64 and H = 256; other widths take the
+# general loop (and a second layer of another size than 32)
+FORWARD_ARCHS = ARCHS + ("halfkp_64x2-32-32", "halfkp_48x2-16-8")
 SFENS = [Position.START_SFEN] + [      # and two random-playout positions with full hands
     row["sfen"] for row in json.loads((DATA / "reference_evals.json").read_text())
     ["networks"]["kp_256x2-32-32"][:2]]
@@ -39,8 +43,9 @@ def random_net(arch: str, tmp_path_factory) -> object:
     """A random network of `arch`, written by our writer and read back (cached per session)."""
     if arch not in _NETS:
         fs = "K+P" if arch.startswith("kp") else "HalfKP(Friend)"
+        half, l1, l2 = (int(n) for n in re.match(r"\w+_(\d+)x2-(\d+)-(\d+)", arch).groups())
         path = tmp_path_factory.mktemp("nets") / f"{arch}.bin"
-        write_network(random_network(fs, seed=len(arch)), path)
+        write_network(random_network(fs, seed=len(arch), half=half, l1=l1, l2=l2), path)
         _NETS[arch] = read_network(path)
     return _NETS[arch]
 
@@ -197,7 +202,7 @@ def test_bad_files_give_clear_errors(tmp_path):
 
 
 # --- inference ----------------------------------------------------------------------------
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", FORWARD_ARCHS)
 def test_numba_equals_numpy_reference_on_random_positions(arch, tmp_path_factory):
     net = random_net(arch, tmp_path_factory)
     arrays = cb.new_position(network_arrays(net))

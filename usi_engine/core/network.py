@@ -20,6 +20,7 @@ INFO_FV_SCALE = 1
 INFO_HALF = 2        # H: accumulator width per perspective
 INFO_L1 = 3          # outputs of the first hidden layer
 INFO_L2 = 4          # outputs of the second
+INFO_SUMS = 5        # where the int32 sums start in the scratch buffer (an even int16 index)
 INFO_NB = 8
 
 # Few arrays on purpose: numba passes a position's arrays to every non-inlined call, so each
@@ -27,7 +28,8 @@ INFO_NB = 8
 NetArrays = namedtuple("NetArrays", [
     "info",       # int64[INFO_NB]: mode, FV_SCALE, dimensions
     "ft",         # int16[F + 1, H]: one row per feature, then the biases
-    "dense",      # int8[L1*2H + L2*L1 + L2]: the three affine layers' weights, row-major
+    "dense",      # int8[L1*2H + L1*L2 + L2]: the three affine layers' weights, row-major
+                  # except the second layer's, stored transposed (core/nnue.py goes by columns)
     "bias",       # int32[L1 + L2 + 1]: their biases
 ])
 
@@ -53,11 +55,15 @@ def network_arrays(net, fv_scale: int = 16) -> NetArrays:
     info[INFO_MODE] = _MODES[net.feature_set]
     info[INFO_FV_SCALE] = fv_scale
     info[INFO_HALF], info[INFO_L1], info[INFO_L2] = h, l1, l2
+    outputs = 2 * h + l1 + l2           # the int16 part of the scratch buffer
+    info[INFO_SUMS] = outputs + (outputs & 1)
     ft = np.empty((net.ft_weight.shape[0] + 1, h), np.int16)
     ft[:-1] = net.ft_weight
     ft[-1] = net.ft_bias
     ins = (2 * h, l1, l2)
-    dense = np.concatenate([net.weights[k][:, :ins[k]].astype(np.int8).ravel() for k in range(3)])
+    layers = [net.weights[k][:, :ins[k]].astype(np.int8) for k in range(3)]
+    layers[1] = layers[1].T
+    dense = np.concatenate([layer.ravel() for layer in layers])
     bias = np.concatenate([b.astype(np.int32) for b in net.biases])
     return NetArrays(info, ft, dense, bias)
 
@@ -69,10 +75,11 @@ def accumulator_stack(net: NetArrays) -> np.ndarray:
 
 
 def scratch(net: NetArrays) -> np.ndarray:
-    """int16 buffer for the transformed features and the hidden layers' outputs."""
+    """int16 buffer for the transformed features, the hidden layers' outputs, and the int32
+    sums of the second hidden layer (as pairs of int16, from info[INFO_SUMS])."""
     if not net.info[INFO_MODE]:
         return np.zeros(0, np.int16)
-    return np.zeros(2 * net.info[INFO_HALF] + net.info[INFO_L1] + net.info[INFO_L2], np.int16)
+    return np.zeros(net.info[INFO_SUMS] + 2 * net.info[INFO_L2], np.int16)
 
 
 HANDMADE_NAMES = ("", "<internal>", "<empty>", "internal", "handmade")
