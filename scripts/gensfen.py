@@ -4,6 +4,8 @@
     python scripts/gensfen.py --out data/gen1 --positions 100000          # all cores, depth 6
     python scripts/gensfen.py --out data/gen1 --positions 100000          # again: resumes
     python scripts/gensfen.py --out data/t --positions 20000 --workers 2 --nodes 20000
+    python scripts/gensfen.py --out data/gen2 --positions 100000 --evaldir nets/h64   # labelled
+                                                                    # by a network (next round)
     python scripts/gensfen.py --out data/gps --positions 10000 \\
         --teacher /usr/games/gpsusi --teacher-go "depth 6"                   # distil another engine
     python scripts/gensfen.py --out data/gen1 --positions 1000000 --minutes 8   # stop starting
@@ -50,6 +52,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--depth", type=int, default=6, help="search depth per position (default 6)")
     p.add_argument("--nodes", type=int, default=None, help="node limit per position (with or instead of --depth)")
     p.add_argument("--hash", type=int, default=16, help="transposition table MB per worker")
+    p.add_argument("--evaldir", default=None, metavar="DIR",
+                   help="our search evaluates with DIR/nn.bin (EvalDir; default: hand-made)")
     p.add_argument("--teacher", default=None, help="a USI engine command that labels and plays instead of our search")
     p.add_argument("--teacher-go", default="depth 8", help="the teacher's go arguments (default 'depth 8')")
     p.add_argument("--teacher-option", action="append", default=[], metavar="NAME=VALUE")
@@ -74,6 +78,9 @@ def parse_args(argv=None) -> argparse.Namespace:
 def config_from_args(a: argparse.Namespace) -> GenConfig:
     if a.positions < 1 or a.shard_size < 1:
         raise SystemExit("--positions and --shard-size must be positive")
+    if a.evaldir and a.teacher:
+        raise SystemExit("--evaldir sets our own search's network; give a --teacher its "
+                         "network with --teacher-option EvalDir=DIR")
     options = []
     for text in a.teacher_option:
         name, sep, value = text.partition("=")
@@ -84,6 +91,7 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
                       a.opening_limit, a.write_min_ply, a.max_ply, a.eval_limit)
     return GenConfig(out=a.out, positions=a.positions, shard_size=a.shard_size, seed=a.seed,
                      depth=a.depth if a.depth > 0 else None, nodes=a.nodes, hash_mb=a.hash,
+                     evaldir=a.evaldir,
                      teacher=a.teacher, teacher_go=a.teacher_go, teacher_options=tuple(options),
                      openings=read_openings(a.openings) if a.openings else (START_SFEN,),
                      play=play, workers=max(1, a.workers),

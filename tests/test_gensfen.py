@@ -249,3 +249,51 @@ def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):
         ray.shutdown()
     assert summary["this_run"]["shards_made"] == 2
     assert shard_bytes(tmp_path / "ray") == shard_bytes(out)
+
+
+@pytest.fixture(scope="module")
+def network_dir(tmp_path_factory):
+    """A folder holding a small random HalfKP network (it plays no shogi, but differently)."""
+    from usi_engine.nnue import random_network, write_network
+    folder = tmp_path_factory.mktemp("net")
+    write_network(random_network("HalfKP(Friend)", seed=5, half=32), folder / "nn.bin")
+    return folder
+
+
+def test_own_search_evaluates_with_the_network_of_evaldir(network_dir):
+    """OwnSearch(evaldir=...) scores as the engine does with that EvalDir, not hand-made."""
+    from usi_engine.core.network import load_eval_dir, network_arrays
+    from usi_engine.searcher import Searcher
+    from usi_engine.training.labeler import Game, OwnSearch
+    sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
+    game = Game(sfen, [], Position(sfen))
+    by_net = OwnSearch(3, None, 1, str(network_dir)).search(game, 1)[0]
+    by_hand = OwnSearch(3, None, 1).search(game, 1)[0]
+    engine = Searcher()
+    engine.configure(hash_mb=1, threads=1)
+    engine.set_network(network_arrays(load_eval_dir(str(network_dir))))
+    result = engine.think(Position(sfen), depth=3, nodes=None, multipv=1,
+                          stop=np.zeros(1, np.int32), on_iteration=lambda info: None)
+    assert (by_net.move, by_net.cp) == (result.best, result.info.score_cp)
+    assert by_net.cp != by_hand.cp
+
+
+def test_evaldir_run_is_recorded_and_checked_on_resume(generated, network_dir, tmp_path):
+    out, _ = generated
+    cfg = gen_config(tmp_path / "nn", positions=40, evaldir=str(network_dir))
+    assert run(cfg, show_progress=False)["positions"] == 40
+    assert open(shard_path(cfg.out, 0), "rb").read() != shard_bytes(out)[0]
+    assert json.load(open(os.path.join(cfg.out, "gensfen.json")))["evaldir"] == str(network_dir)
+    with pytest.raises(ValueError, match=r"other settings \(evaldir: .* there, None now\)"):
+        run(gen_config(cfg.out, positions=40), show_progress=False)
+    # a folder made without the option has no evaldir key, and still resumes without it
+    assert "evaldir" not in json.load(open(os.path.join(out, "gensfen.json")))
+
+
+def test_cli_refuses_evaldir_with_a_teacher(tmp_path, capsys):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+    import gensfen as cli
+    with pytest.raises(SystemExit, match="--teacher-option EvalDir=DIR"):
+        cli.config_from_args(cli.parse_args(["--out", str(tmp_path / "x"), "--positions", "10",
+                                             "--evaldir", "nets/a", "--teacher", "engine"]))
+    assert not (tmp_path / "x").exists()

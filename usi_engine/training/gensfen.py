@@ -42,6 +42,7 @@ class GenConfig:
     depth: int | None = 6
     nodes: int | None = None
     hash_mb: int = 16
+    evaldir: str | None = None           # our search's network (None: hand-made evaluation)
     teacher: str | None = None
     teacher_go: str = "depth 8"
     teacher_options: tuple[tuple[str, str], ...] = ()
@@ -58,6 +59,8 @@ class GenConfig:
         d = dataclasses.asdict(self)
         for k in ("out", "positions", "workers", "max_seconds", "ray_address"):
             d.pop(k)
+        if self.evaldir is None:
+            d.pop("evaldir")             # folders made before the option existed still resume
         d["teacher_options"] = [list(kv) for kv in self.teacher_options]
         d["openings"] = list(self.openings)
         d["record_bytes"] = psv.RECORD_BYTES
@@ -78,7 +81,7 @@ def make_labeler(cfg: GenConfig):
     from .labeler import OwnSearch, UsiTeacher
     if cfg.teacher:
         return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options))
-    return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb)
+    return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb, cfg.evaldir)
 
 
 def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np.ndarray, dict]:

@@ -40,19 +40,27 @@ class Game:
 
 
 class OwnSearch:
-    """Our Searcher, one thread, a fixed depth and/or node limit.
+    """Our Searcher, one thread, a fixed depth and/or node limit, evaluating with the network
+    in `evaldir` (YaneuraOu's EvalDir: a folder holding nn.bin) or, by default, hand-made.
 
     The TT and histories are cleared at every new game and the TT generation restarts at
     0, so a game depends only on its moves: the same seed gives the same data on any
     machine and in any worker."""
 
-    def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16) -> None:
+    def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16,
+                 evaldir: str | None = None) -> None:
         from ..searcher import Searcher
+        from ..core.network import load_eval_dir, network_arrays
         if not depth and not nodes:
             raise ValueError("give a search depth or a node limit (or both)")
         self.depth, self.nodes = depth, nodes
         self.searcher = Searcher()
         self.searcher.configure(hash_mb=hash_mb, threads=1)
+        # the evaluation the search uses, as the engine's EvalDir option: a network folder
+        # (the next round of training is labelled by the last round's network) or hand-made
+        net = load_eval_dir(evaldir) if evaldir else None
+        if net is not None:
+            self.searcher.set_network(network_arrays(net))
         self.searcher.warmup()
         self._stop = np.zeros(1, np.int32)
 
