@@ -38,6 +38,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--arch", default="kp_256x2-32-32", help="kp_256x2-32-32 (default) or halfkp_256x2-32-32")
     p.add_argument("--factorize", action="store_true",
                    help="HalfKP: train with the shared piece factor, folded into the file on export")
+    p.add_argument("--mirror", action="store_true",
+                   help="add the mirror image (files reversed) of every training position")
     from usi_engine.training.trainer import TrainConfig
     d = TrainConfig(data=[], out="")
     p.add_argument("--epochs", type=int, default=d.epochs)
@@ -65,7 +67,7 @@ def main(argv=None) -> int:
     if a.threads:
         torch.set_num_threads(a.threads)
     cfg = TrainConfig(data=a.data, out=a.out, val=a.val, feature_set=fs, half=half, l1=l1, l2=l2,
-                      factorized=a.factorize,
+                      factorized=a.factorize, mirror=a.mirror,
                       epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, lr_decay=a.lr_decay,
                       lam=a.lam, scale=a.scale, score_limit=a.score_limit, seed=a.seed,
                       device=a.device, resume=a.resume, init=a.init)

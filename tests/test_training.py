@@ -8,6 +8,7 @@ tests/data/training holds 600 self-play positions in 3 shards, made by
 """
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,34 @@ def test_decoded_records_equal_our_positions():
         assert np.array_equal(pos.hands[i], ours.arrays.hands)
         assert pos.side[i] == ours.side_to_move()
         assert pos.score[i] == records[i]["score"] and pos.result[i] == records[i]["game_result"]
+
+
+def mirror_sfen(sfen):
+    """The SFEN with files 1 <-> 9: every rank written backwards, one cell at a time (a '+'
+    stays in front of its letter; runs of '1' are valid SFEN)."""
+    board, rest = sfen.split(" ", 1)
+    ranks = []
+    for rank in board.split("/"):
+        cells = []
+        for token in re.findall(r"\+?[A-Za-z]|\d", rank):
+            cells += ["1"] * int(token) if token.isdigit() else [token]
+        ranks.append("".join(reversed(cells)))
+    return "/".join(ranks) + " " + rest
+
+
+def test_mirrored_positions_are_the_mirrored_sfens():
+    files = ds.shard_files([str(DATA)])
+    records = np.concatenate([psv.read_records(f) for f in files])[:120]
+    pos = ds.decode(records)
+    both = ds.with_mirrors(pos)
+    assert len(both) == 240
+    for i in range(0, 120, 5):
+        theirs = Position(mirror_sfen(psv.record_sfen(records[i])))
+        assert np.array_equal(both.boards[120 + i], theirs.arrays.board)
+        assert np.array_equal(both.hands[120 + i], theirs.arrays.hands)
+        assert both.side[120 + i] == theirs.side_to_move()
+        assert (both.score[120 + i], both.result[120 + i]) == (pos.score[i], pos.result[i])
+        assert np.array_equal(both.boards[i], pos.boards[i])
 
 
 @pytest.mark.parametrize("feature_set", ["HalfKP(Friend)", "K+P"])
@@ -227,6 +256,15 @@ def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
     folded = model.folded_ft_weight().detach().numpy() * 127
     assert np.abs(net.ft_weight - folded).max() <= 0.5 + 1e-3
     assert_engine_agrees_with_halfkp_model(model, net, summary["val_files"][0])
+
+
+def test_mirror_doubles_the_training_positions_not_the_validation(tmp_path):
+    plain = train(small_config(tmp_path / "a", epochs=1), show_progress=False, log=lambda s: None)
+    mirrored = train(small_config(tmp_path / "b", epochs=1, mirror=True), show_progress=False,
+                     log=lambda s: None)
+    assert mirrored["train_positions"] == 2 * plain["train_positions"]
+    assert mirrored["val_positions"] == plain["val_positions"]
+    assert mirrored["config"]["mirror"] is True
 
 
 def test_factorize_needs_halfkp():

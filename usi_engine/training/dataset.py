@@ -66,6 +66,20 @@ def decode(records: np.ndarray) -> Positions:
                      records["game_result"].astype(np.int8))
 
 
+# MIRROR[sq]: the square with the file reversed (1 <-> 9, 2 <-> 8, ...); squares count
+# (file - 1) * 9 + rank, as in cshogi
+MIRROR = np.array([(8 - sq // 9) * 9 + sq % 9 for sq in range(NSQ)])
+
+
+def with_mirrors(pos: Positions) -> Positions:
+    """The positions followed by their mirror images (files reversed).  Shogi's moves are
+    the same seen from either wing, so a mirrored position keeps its score and result;
+    YaneuraOu's trainer offers the same augmentation (mirror_percentage)."""
+    return Positions(np.concatenate([pos.boards, pos.boards[:, MIRROR]]),
+                     np.concatenate([pos.hands, pos.hands]), np.concatenate([pos.side, pos.side]),
+                     np.concatenate([pos.score, pos.score]), np.concatenate([pos.result, pos.result]))
+
+
 def shard_files(paths: list[str]) -> list[str]:
     """The .bin files named, or found (sorted) in the folders named."""
     out = []

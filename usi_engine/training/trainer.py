@@ -38,6 +38,7 @@ class TrainConfig:
     l1: int = 32
     l2: int = 32
     factorized: bool = False             # HalfKP: train with the shared piece factor (model.py)
+    mirror: bool = False                 # add the mirror image of every training position
     epochs: int = 10
     batch_size: int = 4096
     lr: float = 1e-3
@@ -123,6 +124,8 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     train_files, val_files = split_files(cfg)
     t0 = time.monotonic()
     train_pos, val_pos = load_split(train_files, cfg), load_split(val_files, cfg)
+    if cfg.mirror:
+        train_pos = ds.with_mirrors(train_pos)      # validation stays as played
     if len(train_pos) == 0 or len(val_pos) == 0:
         raise ValueError("no training or no validation position left after the score limit")
     train_t = to_tensors(train_pos, cfg.feature_set, device)
