@@ -32,16 +32,16 @@ from usi_engine.core import board as cb                            # noqa: E402
 from usi_engine.core import nnue as cn                             # noqa: E402
 from usi_engine.core.evaluate import evaluate                      # noqa: E402
 from usi_engine.core.movegen import generate, GEN_ALL              # noqa: E402
-from usi_engine.core.network import network_arrays                 # noqa: E402
+from usi_engine.core.network import load_eval_dir, network_arrays  # noqa: E402
 from usi_engine.core.types import MAX_MOVES                        # noqa: E402
-from usi_engine.nnue import read_network                           # noqa: E402
 
 
 def load(evaldir: str):
-    """NetArrays of DIR/nn.bin, or None for 'handmade'."""
-    if evaldir.lower() in ("handmade", "<internal>", ""):
+    """NetArrays of the network an EvalDir value names, or None for the hand-made evaluation
+    ('handmade', '<internal>')."""
+    net = load_eval_dir(evaldir)
+    if net is None:
         return None
-    net = read_network(os.path.join(evaldir, "nn.bin"))
     print(f"# network {net.name} from {net.source}")
     return network_arrays(net)
 
@@ -151,7 +151,8 @@ def run_micro(args) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=("search", "micro"))
-    ap.add_argument("--evaldir", default="handmade", help="folder holding nn.bin, or handmade")
+    ap.add_argument("--evaldir", default="handmade",
+                    help="folder holding nn.bin, or handmade")
     ap.add_argument("--depth", type=int, default=search_bench.DEFAULT_DEPTH)
     ap.add_argument("--movetime", type=int, metavar="MS",
                     help="search: time per position instead of a depth (a random network's tree "

@@ -162,6 +162,27 @@ def test_engine_options_and_close():
         eng.play(Position(), Limit(depth=1))
 
 
+def test_engine_evaluation_follows_evaldir(tmp_path):
+    """EvalDir: hand-made by default, a network's folder, back to 'handmade'; a bad one
+    raises naming the file and leaves the evaluation and the options as they were."""
+    from usi_engine.nnue import read_network
+    kp = REPO / "tests" / "data" / "nnue" / "kp_256x2-32-32"
+    pos = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+")
+    eng = Engine({"USI_Hash": 2})
+    assert eng.evaluate(pos) == pos.evaluate()
+    eng.configure({"EvalDir": str(kp)})
+    assert eng.evaluate(pos) == pos.evaluate(read_network(kp / "nn.bin")) != pos.evaluate()
+    assert eng.play(pos, Limit(depth=3)) in pos.legal_moves()
+    (tmp_path / "nn.bin").write_bytes(b"junk")
+    with pytest.raises(ValueError, match=f"{tmp_path / 'nn.bin'}"):
+        eng.configure({"EvalDir": str(tmp_path), "USI_Hash": 4})
+    assert eng.evaluate(pos) == pos.evaluate(read_network(kp / "nn.bin"))
+    assert eng.options["USI_Hash"] == 2 and eng.options["EvalDir"] == str(kp)
+    eng.configure({"EvalDir": "handmade"})
+    assert eng.evaluate(pos) == pos.evaluate()
+    eng.close()
+
+
 # --- usi.Client (any USI engine) -------------------------------------------------------------
 
 def test_client_with_our_engine():

@@ -158,6 +158,7 @@ class Engine:
         self._stop_lock = threading.Lock()
         self._stop_flag = np.zeros(1, np.int32)
         self._closed = False
+        self._eval_key = None            # (EvalDir, FV_SCALE) of the evaluation in use
         self.configure(options or {})
         self._searcher.warmup()
 
@@ -173,12 +174,29 @@ class Engine:
             opt = self._options.get_option(name)
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             parsed.append((opt, opt.parse(text)))
+        values = {opt.name: value for opt, value in parsed}
+        network = self._evaluation(values)       # a bad EvalDir raises before any change
         for opt, value in parsed:
             opt.value = value
         opts = self._options
         with self._search_lock:
             self._searcher.configure(hash_mb=int(opts["USI_Hash"]), threads=int(opts["Threads"]),
                                      draw_value=int(opts["DrawValue"]), switches=opts.switches())
+            if network is not None:
+                self._eval_key, arrays = network
+                self._searcher.set_network(arrays)
+
+    def _evaluation(self, values: Mapping[str, object]):
+        """((EvalDir, FV_SCALE), the network's arrays or None for hand-made) when those
+        options change the evaluation, else None.  NNUEFormatError (a ValueError) names the
+        file and what is wrong with it."""
+        from .core.network import load_eval_dir, network_arrays
+        key = tuple(str(values.get(name, self._options[name])).strip()
+                    for name in ("EvalDir", "FV_SCALE"))
+        if key == self._eval_key:
+            return None
+        net = load_eval_dir(key[0])
+        return key, None if net is None else network_arrays(net, int(key[1]))
 
     @property
     def name(self) -> str:
@@ -210,6 +228,12 @@ class Engine:
         from .move import Move
         _, best = self._think(position, limit, 1, None)
         return Move(best or "resign")
+
+    def evaluate(self, position: "Position | str") -> int:
+        """The static evaluation of ``position`` for the side to move, in centipawns, by the
+        evaluation in use (``EvalDir``: a folder holding a network's nn.bin; by default the
+        hand-made evaluation), as the USI command ``eval`` prints it."""
+        return as_position(position).evaluate(self._searcher.network)
 
     def stop(self) -> None:
         """End the running search now (thread-safe; no effect when none runs)."""
