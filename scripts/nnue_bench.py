@@ -151,8 +151,7 @@ def run_micro(args) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=("search", "micro"))
-    ap.add_argument("--evaldir", default="handmade",
-                    help="folder holding nn.bin, or handmade")
+    ap.add_argument("--evaldir", default="handmade", help="folder holding nn.bin, or handmade")
     ap.add_argument("--depth", type=int, default=search_bench.DEFAULT_DEPTH)
     ap.add_argument("--movetime", type=int, metavar="MS",
                     help="search: time per position instead of a depth (a random network's tree "

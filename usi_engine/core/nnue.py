@@ -157,7 +157,7 @@ def _affine_relu_by_columns(wt, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off
     """The same layer from its transposed matrix at wt[w_off] (column j: the weights of
     input j), skipping the inputs that are 0.  Pays for the second hidden layer: about half
     of its inputs are 0 after the ClippedReLU, and its rows are too short for the dot
-    products above to vectorise well (54 instead of 100 ns for 32 x 32).  `acc`: int32
+    products above to vectorise well (about 75 instead of 100 ns for 32 x 32).  `acc`: int32
     scratch of n_out entries."""
     for i in range(n_out):
         acc[i] = b[b_off + i]
