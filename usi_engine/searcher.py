@@ -17,6 +17,7 @@ import numpy as np
 from .core import board as cb
 from .core import search as cs
 from .core.history import clear_histories, Histories
+from .core.correction import Corrections
 from .core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
 from .core.params import defaults
 from .core.types import MAX_PLY
@@ -95,13 +96,15 @@ class Searcher:
     # search) are off: measured in docs/EXPERIMENTS.md.
     SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,
                 "Mate1Ply": 0, "IIR": 1, "MultiIterativeDeepening": 0, "HalfPlyExtension": 0,
-                "HalfPlyExtensionFull": 0, "OneSideLimitedPVS": 0, "ShallowSearchOrdering": 0}
+                "HalfPlyExtensionFull": 0, "OneSideLimitedPVS": 0, "ShallowSearchOrdering": 0,
+                "CorrectionHistory": 1}
     _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
                      "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT,
                      "Mate1Ply": cs.P_MATE1, "IIR": cs.P_IIR,
                      "MultiIterativeDeepening": cs.P_MID, "HalfPlyExtension": cs.P_HALF_PLY,
                      "HalfPlyExtensionFull": cs.P_HALF_PLY_FULL, "OneSideLimitedPVS": cs.P_OSL,
-                     "ShallowSearchOrdering": cs.P_SHALLOW_ORDER}
+                     "ShallowSearchOrdering": cs.P_SHALLOW_ORDER,
+                     "CorrectionHistory": cs.P_CORRECTION}
 
     def __init__(self) -> None:
         self.tt = table_for_entries(DEFAULT_TT_ENTRIES)
@@ -163,6 +166,7 @@ class Searcher:
         self.tt.fill(0)
         for ctx in self._contexts:
             clear_histories(Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers))
+            clear_histories(Corrections(ctx.corr_kings, ctx.corr_hands, ctx.corr_cont))
 
     def warmup(self) -> None:
         """Compile (or load from the cache) every search function and run a tiny search."""

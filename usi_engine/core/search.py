@@ -26,6 +26,7 @@ from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
 from .history import update_quiet, history_bonus, piece_to
+from .correction import correction, update_correction
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
                        PICK_TT1, PICK_TT2, STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN,
@@ -74,6 +75,7 @@ P_HALF_PLY = 17       # YSS: the TT move is extended by half a ply
 P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, extended
 P_OSL = 19            # one-side-limited PVS (Tsuruoka)
 P_SHALLOW_ORDER = 20  # moves ordered by a shallow search at nodes with much depth left
+P_CORRECTION = 21     # correction history of the static evaluation (correction.py)
 P_NB = 24
 # ctx.stats fields (written by the search)
 S_NODES = 0
@@ -100,6 +102,7 @@ SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual r
 SearchCtx = namedtuple("SearchCtx", [
     "tt",            # uint64[N, 3], shared by all threads
     "butterfly", "continuation", "counter", "killers",   # this thread's history (history.py)
+    "corr_kings", "corr_hands", "corr_cont",             # ... and correction history (correction.py)
     "moves",         # int32[STACK, MAX_MOVES]: move list per ply
     "scores",        # int64[STACK, MAX_MOVES]: ordering scores per ply
     "pv",            # int32[STACK, STACK]: triangular principal variation
@@ -126,8 +129,9 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
     """A search context for one thread; `sp` gives the tunable constants (params.defaults()
     when None), see set_search_params."""
     from .history import new_histories
+    from .correction import new_corrections
     h = new_histories()
-    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers,
+    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers, *new_corrections(),
                     np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
                     np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
                     np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
@@ -420,11 +424,12 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 or (tt_bound == BOUND_UPPER and v <= alpha)) and beta - alpha == 1:
             return v
     us = pos.st[ST_SIDE]
+    raw = EVAL_NONE
     if in_check:
         best = -VALUE_INF
         stand_pat = -VALUE_INF
     else:
-        stand_pat = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+        raw, stand_pat = _static_eval(pos, ctx, hit, tt_eval, ply)
         if _plies_to_limit(pos, ctx) <= 1:
             # every move ends the game in a draw (or mates): standing pat is a draw
             ctx.path_dep[ply] = 1
@@ -450,6 +455,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 continue
             if scores[i] < 0:
                 break          # losing captures are left alone
+        ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
         v = -qsearch(pos, ctx, -beta, -alpha, ply + 1)
         undo_move(pos)
@@ -466,9 +472,34 @@ def qsearch(pos, ctx, alpha, beta, ply):
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
     if ctx.path_dep[ply]:
         return best            # a score of this path (MaxMovesToDraw): not for the TT
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), stand_pat if not in_check else EVAL_NONE,
-          0, bound, ctx.params[P_GENERATION])
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, 0, bound, ctx.params[P_GENERATION])
     return best
+
+
+@jit()
+def _static_eval(pos, ctx, hit, tt_eval, ply):
+    """(raw, corrected) static evaluation of a position not in check: the TT keeps the raw
+    one, the search prunes with the corrected one."""
+    raw = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+    if ctx.params[P_CORRECTION] == 0:
+        return raw, raw
+    prev = ctx.stack_pt[ply - 1] if ply >= 1 else -1
+    v = raw + correction(pos, ctx, prev)
+    return raw, max(-VALUE_MATE_IN_MAX + 1, min(VALUE_MATE_IN_MAX - 1, v))
+
+
+@jit()
+def _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies):
+    """A search result that the static evaluation missed, by a quiet (or no) best move and
+    within what the bound proves, corrects later evaluations."""
+    if ctx.params[P_CORRECTION] == 0 or abs(best) >= VALUE_MATE_IN_MAX:
+        return
+    if best_move != 0 and is_tactical(pos.board, best_move):
+        return
+    if (bound == BOUND_LOWER and best <= static) or (bound == BOUND_UPPER and best >= static):
+        return
+    prev = ctx.stack_pt[ply - 1] if ply >= 1 else -1
+    update_correction(pos, ctx, prev, best - static, d_plies)
 
 
 @jit()
@@ -548,10 +579,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             return v
 
     # static evaluation and the pruning it allows
+    raw = EVAL_NONE
     if in_check:
         static = -VALUE_INF
     else:
-        static = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+        raw, static = _static_eval(pos, ctx, hit, tt_eval, ply)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
     # within reach of MaxMovesToDraw the static eval says nothing about the result
@@ -764,8 +796,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         return best                # a restricted search did not prove this bound
     if path_dep:
         bound = BOUND_NONE         # a score of this path only: keep the move, not the value
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), static if not in_check else EVAL_NONE,
-          depth, bound, params[P_GENERATION])
+    elif not in_check:
+        _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies)
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, depth, bound, params[P_GENERATION])
     return best
 
 
