@@ -2,9 +2,9 @@
 the position, added back to the evaluation (Stockfish's correction history, shogi keys).
 
 Three tables learn the error (search result - static evaluation) of the side to move:
-  - by the two kings' squares: the hand-made king safety misjudges whole king formations;
-  - by the two hands (hashed): material in hand is what a shogi evaluation weighs worst;
-  - by the previous move (piece and destination): the threat the last move made.
+  - by the two kings' squares (the king formations an evaluation misjudges);
+  - by the two hands, hashed (what pieces in hand are worth depends on the rest);
+  - by the previous move's piece and destination (the threat it may have made).
 Entries follow the same bounded rule as the move histories (history.bounded_update), in
 units of 1/CORR_GRAIN centipawn; the correction is the sum of the three entries divided by
 the tunable CorrectionDiv (params.py).  The transposition table keeps the raw evaluation.
@@ -56,8 +56,9 @@ def _hands_index(pos, us):
 
 @jit()
 def correction(pos, ctx, prev_pt):
-    """Centipawns to add to the static evaluation of the side to move; prev_pt is the
-    previous move's continuation index (history.piece_to), -1 for none."""
+    """Centipawns to add to the static evaluation of the side to move (rounded toward
+    zero); prev_pt is the previous move's continuation index (history.piece_to), -1 for
+    none."""
     us = pos.st[ST_SIDE]
     s = np.int64(ctx.corr_hands[us, _hands_index(pos, us)])
     k = _kings_index(pos, us)
@@ -65,8 +66,8 @@ def correction(pos, ctx, prev_pt):
         s += ctx.corr_kings[us, k]
     if prev_pt >= 0:
         s += ctx.corr_cont[prev_pt]
-    return s // (CORR_GRAIN * ctx.sp[SP_CORRECTION_DIV]) if s >= 0 \
-        else -((-s) // (CORR_GRAIN * ctx.sp[SP_CORRECTION_DIV]))
+    div = CORR_GRAIN * ctx.sp[SP_CORRECTION_DIV]
+    return s // div if s >= 0 else -((-s) // div)
 
 
 @jit()
