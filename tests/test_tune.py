@@ -20,8 +20,8 @@ START, OPTIMUM = (20.0, 80.0), (60.0, 30.0)   # see tests/fixtures/tunable_engin
 
 def _args(out, pairs: int = 100) -> list[str]:
     return ["--engine", f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
-            "--param", "Alpha", "20", "0", "100", "8", "0.15",
-            "--param", "Beta", "80", "0", "100", "8", "0.15",
+            "--param", "Alpha", "20", "0", "100", "15", "0.15",
+            "--param", "Beta", "80", "0", "100", "15", "0.15",
             "--pairs", str(pairs), "--byoyomi", "2000", "--concurrency", "2", "--seed", "3",
             "--max-moves", "200", "--quiet", "--out", str(out)]
 
