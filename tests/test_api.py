@@ -163,13 +163,14 @@ def test_engine_options_and_close():
 
 
 def test_engine_evaluation_follows_evaldir(tmp_path):
-    """EvalDir: hand-made by default, a network's folder, back to 'handmade'; a bad one
+    """EvalDir: the shipped network by default, a network's folder, 'handmade'; a bad one
     raises naming the file and leaves the evaluation and the options as they were."""
     from usi_engine.nnue import read_network
+    from usi_engine.core.network import shipped_network_path
     kp = REPO / "tests" / "data" / "nnue" / "kp_256x2-32-32"
     pos = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+")
     eng = Engine({"USI_Hash": 2})
-    assert eng.evaluate(pos) == pos.evaluate()
+    assert eng.evaluate(pos) == pos.evaluate(read_network(shipped_network_path())) != pos.evaluate()
     eng.configure({"EvalDir": str(kp)})
     assert eng.evaluate(pos) == pos.evaluate(read_network(kp / "nn.bin")) != pos.evaluate()
     assert eng.play(pos, Limit(depth=3)) in pos.legal_moves()

@@ -90,6 +90,7 @@ def make_protocol(searcher, stream=None, options=None):
     backend.np, backend._position_cls, backend.searcher = np, Position, searcher
     backend.ready = True
     backend.configure = lambda force=False: None
+    backend.load_evaluation = lambda: None           # a fake searcher has no network
     return proto, stream
 
 

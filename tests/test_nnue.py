@@ -17,7 +17,7 @@ from usi_engine.nnue.reference import raw_output as reference_raw
 from usi_engine.core import board as cb
 from usi_engine.core import nnue as cn
 from usi_engine.core import types as ct
-from usi_engine.core.network import network_arrays
+from usi_engine.core.network import load_eval_dir, network_arrays, shipped_network_path
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.movegen import generate, GEN_ALL
 from usi_engine.position import Position
@@ -286,6 +286,22 @@ def test_conformance_halfkp_with_yaneuraou():
     _conformance("halfkp_256x2-32-32", SHARED)
 
 
+def test_shipped_network_is_the_default_and_handmade_stays_selectable():
+    """The package's network: a standard nn.bin (the writer gives back its bytes), small
+    enough for the repository, loaded by '<internal>' or an empty EvalDir; 'handmade' is
+    the hand-made evaluation."""
+    path = shipped_network_path()
+    data = path.read_bytes()
+    net = read_network(path)
+    assert net.name == "halfkp_64x2-32-32" and len(data) < 20 * 2 ** 20
+    assert network_bytes(net) == data
+    for name in ("<internal>", "", "<empty>", " internal "):
+        assert network_bytes(load_eval_dir(name)) == data
+    assert load_eval_dir("handmade") is None and load_eval_dir("HandMade") is None
+    pos = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+")
+    assert pos.evaluate(net) != pos.evaluate()
+
+
 # --- USI: EvalDir, FV_SCALE, eval ---------------------------------------------------------------
 def _eval_line(engine, command="eval"):
     engine.send(command)
@@ -301,7 +317,8 @@ def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
     (bad / "nn.bin").write_bytes(good[:1000])
     try:
         engine.send("position sfen " + row["sfen"])
-        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate()}"   # hand-made
+        shipped = read_network(shipped_network_path())
+        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate(shipped)}"   # default
 
         engine.send(f"setoption name EvalDir value {DATA / 'kp_256x2-32-32'}")
         lines = engine.sync()
@@ -328,9 +345,12 @@ def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
         engine.send("go depth 4")
         _, out = engine.read_until("bestmove", 60)
         assert out[-1].split()[1] in Position(row["sfen"]).legal_moves()
+        engine.send("setoption name EvalDir value handmade")
+        assert "info string evaluation: hand-made" in engine.sync()
+        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate()}"
     finally:
         engine.send("setoption name FV_SCALE value 16")
         engine.send("setoption name EvalDir value <internal>")
         engine.sync()
-    assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate()}"
+    assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate(shipped)}"
     engine.send("position startpos")

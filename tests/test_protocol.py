@@ -602,6 +602,7 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     backend.np, backend._position_cls, backend.searcher = np, Position, _CrashingSearcher()
     backend.ready = True
     backend.configure = lambda force=False: None
+    backend.load_evaluation = lambda: None           # a fake searcher has no network
     proto.handle("position startpos moves 7g7f")
     proto.handle("go btime 0 wtime 0 byoyomi 300")
     assert eng._job.done.wait(5)

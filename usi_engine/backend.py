@@ -32,7 +32,7 @@ class Backend:
         self._mate_mb = None                # MateHash the mate solver's table was made with
         self._known_switches: set[str] = set()
         self._newgame_pending = False
-        self._eval_key = ("<internal>", 16)  # (EvalDir, FV_SCALE) now in use
+        self._eval_key = None                # (EvalDir, FV_SCALE) now in use; None: not loaded
         self._mate_warm = threading.Event()  # set when the mate solver is compiled (or failed)
         self._mate_thread: threading.Thread | None = None
 

@@ -119,7 +119,7 @@ def builtin_options() -> list[Option]:
         Option("MaxMovesToDraw", SPIN, 0, 0, 100000),
         Option("EnteringKingRule", COMBO, "CSA27", vars=("none", "CSA24", "CSA27")),
         Option("DebugLog", CHECK, False),
-        Option("EvalDir", STRING, "<internal>"),    # folder of nn.bin; <internal>: hand-made
+        Option("EvalDir", STRING, "<internal>"),    # folder of nn.bin; <internal>: the shipped network, handmade: none
         Option("FV_SCALE", SPIN, 16, 1, 128),       # network output / FV_SCALE = centipawns
     ]
 

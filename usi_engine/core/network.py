@@ -82,18 +82,29 @@ def scratch(net: NetArrays) -> np.ndarray:
     return np.zeros(net.info[INFO_SUMS] + 2 * net.info[INFO_L2], np.int16)
 
 
-HANDMADE_NAMES = ("", "<internal>", "<empty>", "internal", "handmade")
+# EvalDir values: the network shipped in the package, or the hand-made evaluation.
+SHIPPED_NAMES = ("", "<internal>", "<empty>", "internal")
+HANDMADE_NAMES = ("handmade", "hand-made")
+
+
+def shipped_network_path():
+    """The default network's file, inside the installed package (docs/training.md says how
+    it was made)."""
+    from pathlib import Path
+    return Path(__file__).resolve().parent.parent / "eval" / "nn.bin"
 
 
 def load_eval_dir(evaldir: str):
-    """The network of YaneuraOu's EvalDir option: None for this project's default (hand-made)
-    evaluation ('<internal>', empty or 'handmade'), else the Network read from
+    """The network of YaneuraOu's EvalDir option: the shipped network for '<internal>' (or
+    empty), None for the hand-made evaluation ('handmade'), else the Network read from
     `evaldir`/nn.bin.  NNUEFormatError (a ValueError) names the file and the problem."""
     from pathlib import Path
     from ..nnue import read_network, NNUEFormatError
     text = str(evaldir).strip()
     if text.lower() in HANDMADE_NAMES:
         return None
+    if text.lower() in SHIPPED_NAMES:
+        return read_network(shipped_network_path())
     path = Path(text)
     if not path.is_file():           # a folder, as YaneuraOu means it (a file is taken too)
         path = path / "nn.bin"
