@@ -1,5 +1,6 @@
 """Alpha-beta search: PVS with quiescence, a shared TT of best and second-best moves,
-sennichite and perpetual-check scoring, history-driven ordering and reductions.
+sennichite and perpetual-check scoring, history-driven ordering and reductions, and a
+static evaluation corrected by what earlier searches found it missed (correction.py).
 
 Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by half a ply,
 as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
@@ -476,6 +477,13 @@ def qsearch(pos, ctx, alpha, beta, ply):
     return best
 
 
+@jit(inline="always")
+def _piece_to_before(ctx, ply, back):
+    """The continuation index (history.piece_to) of the move `back` plies above this node,
+    -1 above the root."""
+    return ctx.stack_pt[ply - back] if ply >= back else -1
+
+
 @jit()
 def _static_eval(pos, ctx, hit, tt_eval, ply):
     """(raw, corrected) static evaluation of a position not in check: the TT keeps the raw
@@ -483,7 +491,7 @@ def _static_eval(pos, ctx, hit, tt_eval, ply):
     raw = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
     if ctx.params[P_CORRECTION] == 0:
         return raw, raw
-    prev = ctx.stack_pt[ply - 1] if ply >= 1 else -1
+    prev = _piece_to_before(ctx, ply, 1)
     v = raw + correction(pos, ctx, prev)
     return raw, max(-VALUE_MATE_IN_MAX + 1, min(VALUE_MATE_IN_MAX - 1, v))
 
@@ -498,7 +506,7 @@ def _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies):
         return
     if (bound == BOUND_LOWER and best <= static) or (bound == BOUND_UPPER and best >= static):
         return
-    prev = ctx.stack_pt[ply - 1] if ply >= 1 else -1
+    prev = _piece_to_before(ctx, ply, 1)
     update_correction(pos, ctx, prev, best - static, d_plies)
 
 
@@ -636,8 +644,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         tt1 = 0
     if tt2 != 0 and not is_legal(pos, tt2):
         tt2 = 0
-    prev1 = ctx.stack_pt[ply - 1] if ply >= 1 else -1
-    prev2 = ctx.stack_pt[ply - 2] if ply >= 2 else -1
+    prev1 = _piece_to_before(ctx, ply, 1)
+    prev2 = _piece_to_before(ctx, ply, 2)
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
     picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
