@@ -41,3 +41,25 @@ def test_narrow_windows_agree_with_the_wide_one(sfen, sign, why):
             assert got > a, (why, v, a, got)
     narrow = qsearch(sfen, -50, 50)
     assert (narrow <= -50) == (v <= -50) and (narrow >= 50) == (v >= 50), (why, v, narrow)
+
+
+# Black to move, not in check, with G*5b mating at once: no capture is on the board, so
+# standing pat is all a quiescence search without the probe can do
+MATE_BY_DROP = "4k4/9/4P4/9/9/9/9/9/4K4 b GN 1"
+
+
+def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
+    from usi_engine.core import tt as ctt, board as cb
+    from usi_engine.position import move_to_usi
+    from core_tree import tree
+    off_arrays, off_ctx = tree(MATE_BY_DROP)
+    stand_pat = int(cs.qsearch(off_arrays, off_ctx, -INF, INF, 0))
+    assert stand_pat < cs.VALUE_MATE_IN_MAX
+    arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
+    assert cs.qsearch(arrays, ctx, -INF, INF, 0) == ctt.VALUE_MATE - 1     # mate in 1
+    assert move_to_usi(int(ctx.pv[0, 0])) == "G*5b"
+    hit, m1, _m2, v, _ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
+    # at or above beta the stand-pat cutoff comes first: no probe, no mate score
+    arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
+    assert cs.qsearch(arrays, ctx, stand_pat - 11, stand_pat - 10, 0) == stand_pat

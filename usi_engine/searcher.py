@@ -90,21 +90,24 @@ class Searcher:
     """Owns the TT, one search context per thread, and runs `think`."""
 
     # Mate1Ply is off by default: at 100 ms a move its cost outweighed what it found
-    # (self-play, 60 games: -58 +- 86 Elo with it on).
+    # (self-play, 60 games: -58 +- 86 Elo with it on; again 80 games, -30.5 +- 67.2, with
+    # the shipped network). Mate1PlyQuiescence, the same probe at quiescence nodes below
+    # beta, is on: +65.5 +- 27.7 Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
     # The classic techniques of issue 13 (multi-iterative deepening, YSS's half-ply
     # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
     # search) are off: measured in docs/EXPERIMENTS.md.
     SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,
                 "Mate1Ply": 0, "IIR": 1, "MultiIterativeDeepening": 0, "HalfPlyExtension": 0,
                 "HalfPlyExtensionFull": 0, "OneSideLimitedPVS": 0, "ShallowSearchOrdering": 0,
-                "CorrectionHistory": 1}
+                "CorrectionHistory": 1, "Mate1PlyQuiescence": 1}
     _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
                      "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT,
                      "Mate1Ply": cs.P_MATE1, "IIR": cs.P_IIR,
                      "MultiIterativeDeepening": cs.P_MID, "HalfPlyExtension": cs.P_HALF_PLY,
                      "HalfPlyExtensionFull": cs.P_HALF_PLY_FULL, "OneSideLimitedPVS": cs.P_OSL,
                      "ShallowSearchOrdering": cs.P_SHALLOW_ORDER,
-                     "CorrectionHistory": cs.P_CORRECTION}
+                     "CorrectionHistory": cs.P_CORRECTION,
+                     "Mate1PlyQuiescence": cs.P_QS_MATE1}
 
     def __init__(self) -> None:
         self.tt = table_for_entries(DEFAULT_TT_ENTRIES)

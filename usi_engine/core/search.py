@@ -1,6 +1,7 @@
 """Alpha-beta search: PVS with quiescence, a shared TT of best and second-best moves,
-sennichite and perpetual-check scoring, history-driven ordering and reductions, and a
-static evaluation corrected by what earlier searches found it missed (correction.py).
+sennichite and perpetual-check scoring, history-driven ordering and reductions, a static
+evaluation corrected by what earlier searches found it missed (correction.py), and
+quiescence nodes that look for a mate in one before they stand pat.
 
 Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by half a ply,
 as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
@@ -77,6 +78,7 @@ P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, 
 P_OSL = 19            # one-side-limited PVS (Tsuruoka)
 P_SHALLOW_ORDER = 20  # moves ordered by a shallow search at nodes with much depth left
 P_CORRECTION = 21     # correction history of the static evaluation (correction.py)
+P_QS_MATE1 = 22       # quiescence nodes below beta look for a mate in one before standing pat
 P_NB = 24
 # ctx.stats fields (written by the search)
 S_NODES = 0
@@ -403,7 +405,8 @@ def _usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
 
 @jit(int64(POS_T, CTX_T, int64, int64, int64))
 def qsearch(pos, ctx, alpha, beta, ply):
-    """Captures and pawn promotions until the position is quiet; all evasions in check."""
+    """Captures and pawn promotions until the position is quiet; all evasions in check; and,
+    below beta, a mate in one (P_QS_MATE1), the king attack a stand pat would miss."""
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
@@ -437,6 +440,17 @@ def qsearch(pos, ctx, alpha, beta, ply):
             stand_pat = _draw_value(pos, ctx)
         if stand_pat >= beta:
             return stand_pat
+        # a mate in one is the attack standing pat would miss (only below beta: above, the
+        # stand-pat cutoff holds whatever a mate adds)
+        if ctx.params[P_QS_MATE1]:
+            m = mate_in_1(pos, ctx.mate_buf)
+            if m != 0:
+                v = mate_in(ply + 1)
+                store(ctx.tt, key, m, value_to_tt(v, ply), raw, 0, BOUND_EXACT,
+                      ctx.params[P_GENERATION])
+                ctx.pv_len[ply + 1] = ply + 1
+                _update_pv(ctx, ply, m)
+                return v
         if stand_pat > alpha:
             alpha = stand_pat
         best = stand_pat
