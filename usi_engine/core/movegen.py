@@ -147,6 +147,58 @@ def _wanted(mode, capture, p, us, frm, to):
     return pawn_promo or mode == GEN_QUIETS
 
 
+@jit(specialise=("mode",))      # see generate
+def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos):
+    """Append the legal moves of `mode` of our piece `p` on `frm`; return the new count.
+    With two checkers only the king may move (the caller skips the other pieces)."""
+    them = 1 - us
+    t = p & 15
+    is_king = t == KING
+    pin = -1 if is_king else pin_direction(board, ksq, frm, us)
+    step = STEP_MASK[p]
+    slide = SLIDE_MASK[p]
+    for d in range(8):
+        if not ((step | slide) >> d) & 1:
+            continue
+        length = RAY_LEN[frm, d]
+        if not (slide >> d) & 1 and length > 1:
+            length = 1
+        for k in range(length):
+            to = RAY[frm, d, k]
+            q = board[to]
+            if q != 0 and (q >> 4) == us:
+                break
+            capture = q != 0
+            if _wanted(mode, capture, p, us, frm, to):
+                ok = True
+                if is_king:
+                    ok = _king_safe_after(board, ksq, to, them)
+                else:
+                    if pin >= 0 and LINE_DIR[ksq, to] != pin:
+                        ok = False
+                    if ok and n_checkers == 1 and not _evasion_target(ksq, checker, to):
+                        ok = False
+                if ok:
+                    n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
+            if capture:
+                break
+    if t == KNIGHT and pin < 0:
+        for i in range(2):
+            to = KNIGHT_TO[us, frm, i]
+            if to < 0:
+                continue
+            q = board[to]
+            if q != 0 and (q >> 4) == us:
+                continue
+            capture = q != 0
+            if not _wanted(mode, capture, p, us, frm, to):
+                continue
+            if n_checkers == 1 and not _evasion_target(ksq, checker, to):
+                continue
+            n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
+    return n
+
+
 # One compilation per constant mode (GEN_CAPTURES and GEN_QUIETS from the move picker, GEN_ALL)
 # and one for a mode known only at run time: numba then prunes the other modes' branches,
 # here and in the two helpers, worth about 1.5% of the search's node rate.
@@ -170,52 +222,9 @@ def generate(pos, out, mode, all_promos):
         p = board[frm]
         if p == 0 or (p >> 4) != us:
             continue
-        t = p & 15
-        is_king = t == KING
-        if n_checkers >= 2 and not is_king:
+        if n_checkers >= 2 and (p & 15) != KING:
             continue
-        pin = -1 if is_king else pin_direction(board, ksq, frm, us)
-        step = STEP_MASK[p]
-        slide = SLIDE_MASK[p]
-        for d in range(8):
-            if not ((step | slide) >> d) & 1:
-                continue
-            length = RAY_LEN[frm, d]
-            if not (slide >> d) & 1 and length > 1:
-                length = 1
-            for k in range(length):
-                to = RAY[frm, d, k]
-                q = board[to]
-                if q != 0 and (q >> 4) == us:
-                    break
-                capture = q != 0
-                if _wanted(mode, capture, p, us, frm, to):
-                    ok = True
-                    if is_king:
-                        ok = _king_safe_after(board, ksq, to, them)
-                    else:
-                        if pin >= 0 and LINE_DIR[ksq, to] != pin:
-                            ok = False
-                        if ok and n_checkers == 1 and not _evasion_target(ksq, checker, to):
-                            ok = False
-                    if ok:
-                        n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
-                if capture:
-                    break
-        if t == KNIGHT and pin < 0:
-            for i in range(2):
-                to = KNIGHT_TO[us, frm, i]
-                if to < 0:
-                    continue
-                q = board[to]
-                if q != 0 and (q >> 4) == us:
-                    continue
-                capture = q != 0
-                if not _wanted(mode, capture, p, us, frm, to):
-                    continue
-                if n_checkers == 1 and not _evasion_target(ksq, checker, to):
-                    continue
-                n = _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos)
+        n = _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos)
     if mode != GEN_CAPTURES and n_checkers < 2:
         n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
     return n
@@ -442,13 +451,31 @@ def generate_checks(pos, out):
         # in check ourselves: filter all legal evasions
         n_all = generate(pos, out, GEN_ALL, True)
         return _keep_checks(pos, out, n_all)
-    # board moves: hide the hand so generate() adds no drops, then filter
-    hands = pos.hands
-    saved = np.int64(0)
-    for pt in range(1, 8):
-        saved |= np.int64(hands[us, pt]) << (5 * pt)
-        hands[us, pt] = 0
-    n_all = generate(pos, out, GEN_ALL, True)
-    for pt in range(1, 8):
-        hands[us, pt] = (saved >> (5 * pt)) & 31
-    return _drop_checks(pos, out, _keep_checks(pos, out, n_all), us, eksq)
+    # board moves of the pieces that can check at all, filtered; then the drops
+    board = pos.board
+    ksq = pos.st[ST_KING + us]
+    n = 0
+    for frm in range(NSQ):
+        p = board[frm]
+        if p != 0 and (p >> 4) == us and _may_check(board, frm, p, us, eksq):
+            n = _piece_moves(board, out, n, frm, p, us, ksq, 0, -1, GEN_ALL, True)
+    return _drop_checks(pos, out, _keep_checks(pos, out, n), us, eksq)
+
+
+@jit()
+def _may_check(board, frm, p, us, eksq):
+    """False only for a piece none of whose moves checks the king on `eksq`: a stepping piece
+    too far from it to land next to it (or a knight's jump from it), and not standing between
+    the king and one of our sliders (a move away would uncover a check)."""
+    if SLIDE_MASK[p] != 0:
+        return True
+    if pin_direction(board, eksq, frm, 1 - us) >= 0:
+        return True               # a discovered check is possible
+    t = p & 15
+    if t == KING:
+        return False
+    df = abs(frm // 9 - eksq // 9)
+    dr = abs(frm % 9 - eksq % 9)
+    if t == KNIGHT:               # jumps two ranks, then checks from a jump (or, promoted, a step)
+        return dr <= 4 and df <= 2
+    return dr <= 2 and df <= 2    # one step, then a step onto the king
