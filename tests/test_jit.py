@@ -5,6 +5,8 @@ really compiles and the counts of compiled signatures mean something."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from numba import int64, int32
@@ -80,3 +82,35 @@ def _paths(rows, cols):
 def test_recursion_with_declared_return_type():
     assert _paths(4, 4) == 70
     assert _paths(6, 3) == 84
+
+
+STALE_PROBE = ("from usi_engine.core import search, jit; "
+               "print(next(iter(jit._checked_cache_dirs)))")
+
+
+def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
+    """numba checks a cached function against its own file only; after any change to the
+    numba world's sources every cache file of the folder goes (nothing compiles here: the
+    import only decorates)."""
+    import subprocess
+    import sys
+    from usi_engine.core.jit import SOURCES_STAMP, sources_digest
+
+    def start():
+        out = subprocess.run([sys.executable, "-c", STALE_PROBE], capture_output=True,
+                             text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+                             check=True)
+        return out.stdout.strip()
+
+    folder = start()
+    assert folder.startswith(str(tmp_path))
+    stamp = os.path.join(folder, SOURCES_STAMP)
+    assert open(stamp).read().strip() == sources_digest()
+    old = os.path.join(folder, "search.search-1.py311.nbi")
+    open(old, "w").write("an index of an older build")
+    start()                                        # same sources: the entry stays
+    assert os.path.exists(old)
+    open(stamp, "w").write("0" * 40)               # as if the sources had changed since
+    start()
+    assert not os.path.exists(old)
+    assert open(stamp).read().strip() == sources_digest()

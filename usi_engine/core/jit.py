@@ -3,11 +3,15 @@ counting, and arranged so that the first start compiles as little as possible (i
 
 * one compilation per function, not one per call shape (`_one_call_shape`);
 * declared signatures compiled on first use, not at import (`_declared_on_first_use`);
-* recursive calls typed by their declared return type (`_declared_return_for_recursion`).
+* recursive calls typed by their declared return type (`_declared_return_for_recursion`);
+* a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`).
 
 `python scripts/compile_profile.py` shows what compiles, how often and for how long.
 """
+import hashlib
 import inspect
+import os
+from pathlib import Path
 
 from numba import njit
 from numba.core import types as nbtypes
@@ -34,10 +38,59 @@ def jit(signature=None, specialise=(), **kwargs):
 
     def decorate(fn):
         dispatcher = njit(**options)(fn)
+        _drop_stale_cache(dispatcher)
         if signature is not None:
             _declared_on_first_use(dispatcher, signature)
         return _one_call_shape(dispatcher, specialise)
     return decorate
+
+
+SOURCES_STAMP = "usi_engine_sources.sha1"
+_checked_cache_dirs: set[str] = set()
+
+
+def sources_digest() -> str:
+    """sha1 of the sources of the numba world: every module of this folder."""
+    h = hashlib.sha1()
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _drop_stale_cache(dispatcher) -> None:
+    """Empty `dispatcher`'s cache folder if any source of the numba world changed since the
+    cache was filled.
+
+    numba checks a cached function against its own file only, and a cached caller holds
+    the compiled code of its callees: after an edit (or a `git pull`) of movegen.py the
+    cached search of an unchanged search.py still ran the old move generator. A digest of
+    all the sources, kept in the cache folder, says whether its entries are still ours.
+    Runs at import, before anything is loaded or compiled; once per folder and process.
+    """
+    folder = getattr(getattr(dispatcher, "_cache", None), "cache_path", None)
+    if folder is None or folder in _checked_cache_dirs:
+        return
+    _checked_cache_dirs.add(folder)
+    digest = sources_digest()
+    stamp = os.path.join(folder, SOURCES_STAMP)
+    try:
+        with open(stamp) as f:
+            if f.read().strip() == digest:
+                return
+    except OSError:
+        pass
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.endswith((".nbi", ".nbc")):
+                os.remove(os.path.join(folder, name))
+        tmp = f"{stamp}.{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(digest + "\n")
+        os.replace(tmp, stamp)
+    except OSError:
+        pass            # a read-only cache: numba falls back to its own checks
 
 
 def _declared_return_for_recursion():
