@@ -32,8 +32,9 @@ import numba
 import numpy as np
 from numba import int32, int64, types
 
-from .types import jit, MAX_MOVES, DROP_BASE, base_type
-from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY,
+from .types import jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, file_of, rank_of
+from .attacks import is_attacked
+from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
 from .movegen import generate, generate_checks, has_legal_move, GEN_ALL
 
@@ -127,14 +128,31 @@ def mate_in_1(pos, buf):
     checks = buf[:MAX_MOVES]
     rest = buf[MAX_MOVES:]
     n = generate_checks(pos, checks)
+    us = pos.st[ST_SIDE]
+    eksq = pos.st[ST_KING + 1 - us]
     for i in range(n):
         m = checks[i]
+        if _king_takes_the_drop(pos.board, m, eksq, us):
+            continue
         do_move(pos, m)
         mated = not has_legal_move(pos, rest)
         undo_move(pos)
         if mated:
             return m
     return 0
+
+
+@jit()
+def _king_takes_the_drop(board, m, eksq, us):
+    """A drop next to the king that none of our pieces defends cannot mate: the king takes it.
+    (A drop moves nothing else, so the board before it tells who defends its square; and no
+    line of ours runs through the king to it, or the king would already be in check.)"""
+    if not is_drop(m):
+        return False
+    to = move_to(m)
+    if abs(file_of(to) - file_of(eksq)) > 1 or abs(rank_of(to) - rank_of(eksq)) > 1:
+        return False
+    return not is_attacked(board, to, us)
 
 
 @jit(int32(POS_TYPE, int32[::1]))
