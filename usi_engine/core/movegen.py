@@ -5,10 +5,9 @@ Moves are made legal at generation: a king never steps into an attack, a pinned 
 stays on its pin line, and in check every move must capture the checker or block it.
 Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
-import numpy as np
 
 from .types import (jit, NSQ, BLACK, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                    DROP_BASE, make_move, make_drop, relative_rank)
+                    DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
                       pin_direction)
@@ -474,8 +473,8 @@ def _may_check(board, frm, p, us, eksq):
     t = p & 15
     if t == KING:
         return False
-    df = abs(frm // 9 - eksq // 9)
-    dr = abs(frm % 9 - eksq % 9)
+    df = abs(file_of(frm) - file_of(eksq))
+    dr = abs(rank_of(frm) - rank_of(eksq))
     if t == KNIGHT:               # jumps two ranks, then checks from a jump (or, promoted, a step)
         return dr <= 4 and df <= 2
     return dr <= 2 and df <= 2    # one step, then a step onto the king
