@@ -403,6 +403,16 @@ def _usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
     return ctx.scores[ply, i]
 
 
+@jit()
+def _mate_in_1_found(ctx, key, m, ply, raw, depth):
+    """The score of a node whose move `m` mates at once: stored as exact, and the PV."""
+    v = mate_in(ply + 1)
+    store(ctx.tt, key, m, value_to_tt(v, ply), raw, depth, BOUND_EXACT, ctx.params[P_GENERATION])
+    ctx.pv_len[ply + 1] = ply + 1
+    _update_pv(ctx, ply, m)
+    return v
+
+
 @jit(int64(POS_T, CTX_T, int64, int64, int64))
 def qsearch(pos, ctx, alpha, beta, ply):
     """Captures and pawn promotions until the position is quiet; all evasions in check; and,
@@ -445,12 +455,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         if ctx.params[P_QS_MATE1]:
             m = mate_in_1(pos, ctx.mate_buf)
             if m != 0:
-                v = mate_in(ply + 1)
-                store(ctx.tt, key, m, value_to_tt(v, ply), raw, 0, BOUND_EXACT,
-                      ctx.params[P_GENERATION])
-                ctx.pv_len[ply + 1] = ply + 1
-                _update_pv(ctx, ply, m)
-                return v
+                return _mate_in_1_found(ctx, key, m, ply, raw, 0)
         if stand_pat > alpha:
             alpha = stand_pat
         best = stand_pat
@@ -592,13 +597,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
-            v = mate_in(ply + 1)
-            store(ctx.tt, key, m, value_to_tt(v, ply), EVAL_NONE, depth, BOUND_EXACT,
-                  params[P_GENERATION])
-            if pv_node:
-                ctx.pv_len[ply + 1] = ply + 1
-                _update_pv(ctx, ply, m)
-            return v
+            return _mate_in_1_found(ctx, key, m, ply, EVAL_NONE, depth)
 
     # static evaluation and the pruning it allows
     raw = EVAL_NONE
