@@ -32,11 +32,12 @@ import numba
 import numpy as np
 from numba import int32, int64, types
 
-from .types import jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, file_of, rank_of
-from .attacks import is_attacked
+from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
+                    moved_piece_after, color_of, file_of, rank_of)
+from .attacks import is_attacked, RAY, RAY_LEN
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, generate_checks, has_legal_move, GEN_ALL
+from .movegen import generate, generate_checks, has_legal_move, king_safe_after, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -132,7 +133,7 @@ def mate_in_1(pos, buf):
     eksq = pos.st[ST_KING + 1 - us]
     for i in range(n):
         m = checks[i]
-        if _king_takes_the_drop(pos.board, m, eksq, us):
+        if _king_takes_the_drop(pos.board, m, eksq, us) or _king_escapes(pos.board, m, eksq, us):
             continue
         do_move(pos, m)
         mated = not has_legal_move(pos, rest)
@@ -153,6 +154,34 @@ def _king_takes_the_drop(board, m, eksq, us):
     if abs(file_of(to) - file_of(eksq)) > 1 or abs(rank_of(to) - rank_of(eksq)) > 1:
         return False
     return not is_attacked(board, to, us)
+
+
+@jit()
+def _king_escapes(board, m, eksq, us):
+    """After our check `m`, the king can step to a square that none of our pieces attacks:
+    no mate. Asked of the board alone, with `m` made and unmade in place, so that most checks
+    are answered without playing them (do_move updates keys, hands and the checkers)."""
+    to = move_to(m)
+    frm = move_from(m)
+    drop = is_drop(m)
+    moving = 0 if drop else board[frm]
+    captured = board[to]
+    if not drop:
+        board[frm] = 0
+    board[to] = moved_piece_after(m)
+    escapes = False
+    for d in range(8):
+        if RAY_LEN[eksq, d] == 0:
+            continue
+        s = RAY[eksq, d, 0]
+        q = board[s]
+        if (q == 0 or color_of(q) == us) and king_safe_after(board, eksq, s, us):
+            escapes = True
+            break
+    board[to] = captured
+    if not drop:
+        board[frm] = moving
+    return escapes
 
 
 @jit(int32(POS_TYPE, int32[::1]))

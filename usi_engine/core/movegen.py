@@ -35,7 +35,7 @@ def _is_dead_square(pt, color, sq):
 
 
 @jit()
-def _king_safe_after(board, ksq, to, them):
+def king_safe_after(board, ksq, to, them):
     """True if our king moving from ksq to `to` is not attacked there."""
     k = board[ksq]
     board[ksq] = 0
@@ -78,7 +78,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
             continue
         s = RAY[eksq, d, 0]
         p = board[s]
-        if (p == 0 or (p >> 4) != them) and _king_safe_after(board, eksq, s, us):
+        if (p == 0 or (p >> 4) != them) and king_safe_after(board, eksq, s, us):
             mate = False
             break
     # another piece takes the pawn without exposing its king
@@ -171,7 +171,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
             if _wanted(mode, capture, p, us, frm, to):
                 ok = True
                 if is_king:
-                    ok = _king_safe_after(board, ksq, to, them)
+                    ok = king_safe_after(board, ksq, to, them)
                 else:
                     if pin >= 0 and LINE_DIR[ksq, to] != pin:
                         ok = False
@@ -292,7 +292,7 @@ def has_legal_move(pos, buf):
                 continue
             to = RAY[ksq, d, 0]
             q = board[to]
-            if (q == 0 or (q >> 4) != us) and _king_safe_after(board, ksq, to, 1 - us):
+            if (q == 0 or (q >> 4) != us) and king_safe_after(board, ksq, to, 1 - us):
                 return True
     return generate(pos, buf, GEN_ALL, False) > 0
 
@@ -371,7 +371,7 @@ def is_legal(pos, m):
     elif _is_dead_square(t, us, to):
         return False
     if t == KING:
-        return _king_safe_after(board, ksq, to, them)
+        return king_safe_after(board, ksq, to, them)
     if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
         return False
     pin = pin_direction(board, ksq, frm, us)
