@@ -33,11 +33,11 @@ import numpy as np
 from numba import int32, int64, types
 
 from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
-                    moved_piece_after, color_of, file_of, rank_of)
-from .attacks import is_attacked, RAY, RAY_LEN
+                    moved_piece_after, file_of, rank_of)
+from .attacks import is_attacked
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, generate_checks, has_legal_move, king_safe_after, GEN_ALL
+from .movegen import generate, generate_checks, has_legal_move, king_can_step, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -169,15 +169,7 @@ def _king_escapes(board, m, eksq, us):
     if not drop:
         board[frm] = 0
     board[to] = moved_piece_after(m)
-    escapes = False
-    for d in range(8):
-        if RAY_LEN[eksq, d] == 0:
-            continue
-        s = RAY[eksq, d, 0]
-        q = board[s]
-        if (q == 0 or color_of(q) == us) and king_safe_after(board, eksq, s, us):
-            escapes = True
-            break
+    escapes = king_can_step(board, eksq, us)
     board[to] = captured
     if not drop:
         board[frm] = moving

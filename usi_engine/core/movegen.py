@@ -35,13 +35,27 @@ def _is_dead_square(pt, color, sq):
 
 
 @jit()
-def king_safe_after(board, ksq, to, them):
+def _king_safe_after(board, ksq, to, them):
     """True if our king moving from ksq to `to` is not attacked there."""
     k = board[ksq]
     board[ksq] = 0
     safe = not is_attacked(board, to, them)
     board[ksq] = k
     return safe
+
+
+@jit()
+def king_can_step(board, ksq, attacker):
+    """True if the king on ksq can step to a square that `attacker` does not attack (an
+    empty one, or one holding an attacker's piece, which it takes)."""
+    for d in range(8):
+        if RAY_LEN[ksq, d] == 0:
+            continue
+        to = RAY[ksq, d, 0]
+        q = board[to]
+        if (q == 0 or (q >> 4) == attacker) and _king_safe_after(board, ksq, to, attacker):
+            return True
+    return False
 
 
 @jit()
@@ -71,16 +85,8 @@ def is_pawn_drop_mate(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
     them = 1 - us
     board[to] = PAWN | (us << 4)
-    mate = True
     # the king steps away or takes the pawn
-    for d in range(8):
-        if RAY_LEN[eksq, d] == 0:
-            continue
-        s = RAY[eksq, d, 0]
-        p = board[s]
-        if (p == 0 or (p >> 4) != them) and king_safe_after(board, eksq, s, us):
-            mate = False
-            break
+    mate = not king_can_step(board, eksq, us)
     # another piece takes the pawn without exposing its king
     if mate:
         for d in range(8):
@@ -171,7 +177,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
             if _wanted(mode, capture, p, us, frm, to):
                 ok = True
                 if is_king:
-                    ok = king_safe_after(board, ksq, to, them)
+                    ok = _king_safe_after(board, ksq, to, them)
                 else:
                     if pin >= 0 and LINE_DIR[ksq, to] != pin:
                         ok = False
@@ -285,15 +291,8 @@ def has_legal_move(pos, buf):
     most checks are escaped that way, and then no list needs generating."""
     us = pos.st[ST_SIDE]
     ksq = pos.st[ST_KING + us]
-    if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
-        board = pos.board
-        for d in range(8):
-            if RAY_LEN[ksq, d] == 0:
-                continue
-            to = RAY[ksq, d, 0]
-            q = board[to]
-            if (q == 0 or (q >> 4) != us) and king_safe_after(board, ksq, to, 1 - us):
-                return True
+    if ksq >= 0 and pos.checks[pos.st[ST_PLY]] and king_can_step(pos.board, ksq, 1 - us):
+        return True
     return generate(pos, buf, GEN_ALL, False) > 0
 
 
@@ -371,7 +370,7 @@ def is_legal(pos, m):
     elif _is_dead_square(t, us, to):
         return False
     if t == KING:
-        return king_safe_after(board, ksq, to, them)
+        return _king_safe_after(board, ksq, to, them)
     if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
         return False
     pin = pin_direction(board, ksq, frm, us)
