@@ -147,7 +147,9 @@ def mate_in_1(pos, buf):
 def _king_takes_the_drop(board, m, eksq, us):
     """A drop next to the king that none of our pieces defends cannot mate: the king takes it.
     (A drop moves nothing else, so the board before it tells who defends its square; and no
-    line of ours runs through the king to it, or the king would already be in check.)"""
+    line of ours runs through the king to it, or the king would already be in check.)
+    _king_escapes finds these too; this one test of one square is the cheaper first look
+    (mate_in_1 0.85 us a call with it, 0.86-0.91 without, session 10)."""
     if not is_drop(m):
         return False
     to = move_to(m)
