@@ -346,6 +346,34 @@ def test_sprt_stops_match_early(tmp_path):
     assert summary["sprt"]["result"] == "H1" and summary["games"] == len(result.games)
 
 
+def test_sprt_prior_counts_earlier_runs(tmp_path):
+    # The earlier runs already prove H1: the match stops at its first game and says why.
+    prior = (5, 0, 60, 0, 300)
+    cfg = config([spec("A"), spec("B")], tmp_path, games=40, sprt=Sprt(0, 10, prior=prior))
+    result = run_match(cfg)
+    assert result.sprt_result == "H1" and len(result.games) <= cfg.concurrency
+    summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
+    this_run = result.first_engine().results.penta
+    assert summary["sprt"]["prior_pentanomial"] == list(prior)
+    assert summary["sprt"]["total_pentanomial"] == [a + b for a, b in zip(prior, this_run)]
+    assert "earlier runs' pairs 5-0-60-0-300" in result.report()
+    assert "(all runs)" in result.progress_line()
+
+
+def test_cli_sprt_prior(tmp_path, capsys):
+    base = ["--engine", "cmd=a", "--engine", "cmd=b", "--out", str(tmp_path)]
+    config_, _ = cli.build_config(cli.build_parser().parse_args(
+        base + ["--sprt", "0", "10", "--sprt-prior", "1-2-3-4-5"]))
+    assert config_.sprt == Sprt(0, 10, prior=(1, 2, 3, 4, 5))
+    assert cli.make_sprt([0, 10], [1, 2, 3, 4, 5]) == config_.sprt    # from a JSON config
+    for extra, message in ((["--sprt-prior", "1-2-3-4-5"], "--sprt-prior needs --sprt"),
+                           (["--sprt", "0", "10", "--sprt-prior", "12-5"],
+                            "5 non-negative numbers, not [12, 5]")):
+        with pytest.raises(SystemExit):
+            cli.main(base + extra)
+        assert message in capsys.readouterr().err
+
+
 def test_interrupt_keeps_finished_games(tmp_path):
     cfg = config([spec("A"), spec("B")], tmp_path, games=20, concurrency=1, max_moves=20)
 
@@ -509,7 +537,7 @@ def test_script_help():
     assert proc.returncode == 0
     for flag in ("--engine", "--games", "--concurrency", "--byoyomi", "--time", "--inc", "--nodes",
                  "--depth", "--openings", "--random-openings", "--max-moves", "--sprt", "--out",
-                 "--seed", "--gauntlet", "--margin", "--config"):
+                 "--seed", "--gauntlet", "--margin", "--config", "--sprt-prior"):
         assert flag in proc.stdout
 
 

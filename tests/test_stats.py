@@ -136,6 +136,28 @@ def test_sprt_decisions_on_pairs():
     assert sprt.decide([1, 1, 2, 1, 1]) is None
 
 
+def test_sprt_prior_continues_an_earlier_test():
+    earlier = (267, 24, 622, 37, 300)          # a test stopped at --games, undecided
+    sprt = Sprt(0, 10, prior=earlier)
+    now = [30, 2, 70, 5, 40]
+    both = [a + b for a, b in zip(earlier, now)]
+    assert sprt.total(now) == both
+    assert sprt.llr(now) == pytest.approx(stats.llr_pentanomial(both, 0, 10))
+    assert sprt.decide([0] * 5) is None        # undecided before, undecided with nothing new
+    assert sprt.llr(now) > Sprt(0, 10).llr(earlier) > Sprt(0, 10).llr(now)
+    assert Sprt(0, 10, prior=(10, 0, 100, 0, 400)).decide([0] * 5) == "H1"
+    assert stats.parse_pentanomial(" 267-24-622-37-300\n") == earlier
+
+
+def test_sprt_prior_bad_counts():
+    with pytest.raises(ValueError, match=r"written N-N-N-N-N .* not '1-2-x-4-5'"):
+        stats.parse_pentanomial("1-2-x-4-5")
+    with pytest.raises(ValueError, match=r"5 non-negative numbers, not \[1, 2, 3\]"):
+        stats.parse_pentanomial("1-2-3")
+    with pytest.raises(ValueError, match="5 non-negative numbers"):
+        Sprt(0, 10, prior=(1, 2, -3, 4, 5))
+
+
 def _game(index: int, pair: int, black: int, winner) -> GameRecord:
     game = GameRecord(index, f"e{black}", f"e{1 - black}", "", black_engine=black,
                       white_engine=1 - black, pair=pair)

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
                      load_openings, random_openings, run_match, unique_names)
-from .stats import Sprt
+from .stats import Sprt, parse_pentanomial
 
 TC_KEYS = {"time": "time_ms", "inc": "inc_ms", "byoyomi": "byoyomi_ms", "nodes": "nodes", "depth": "depth"}
 
@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sprt", nargs="+", type=float, metavar="X",
                    help="ELO0 ELO1 [ALPHA BETA]: stop when the SPRT of the first engine "
                         "decides (alpha = beta = 0.05 by default)")
+    p.add_argument("--sprt-prior", metavar="PAIRS",
+                   help="pair counts N-N-N-N-N of earlier runs of the same test, as the progress "
+                        "line prints them: the SPRT adds them to this run's, so a test stopped "
+                        "at --games goes on where it was")
     p.add_argument("--gauntlet", action="store_true", default=None,
                    help="with 3+ engines: the first plays each other (default round robin)")
     p.add_argument("--out", metavar="DIR",
@@ -214,12 +218,19 @@ def merged_settings(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict
     return settings, engines
 
 
-def make_sprt(values: Optional[Sequence[float]]) -> Optional[Sprt]:
+def make_sprt(values: Optional[Sequence[float]], prior: Any = None) -> Optional[Sprt]:
+    """The SPRT of ``--sprt`` and ``--sprt-prior`` (N-N-N-N-N, or a list from a JSON config)."""
     if not values:
+        if prior:
+            raise ValueError("--sprt-prior needs --sprt")
         return None
     if len(values) not in (2, 4):
         raise ValueError("--sprt takes ELO0 ELO1 [ALPHA BETA]")
-    return Sprt(*values)
+    if not prior:
+        return Sprt(*values)
+    if isinstance(prior, (list, tuple)):
+        return Sprt(*values, prior=tuple(int(c) for c in prior))
+    return Sprt(*values, prior=parse_pentanomial(str(prior)))
 
 
 def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
@@ -254,7 +265,7 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
         margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
         ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
-        sprt=make_sprt(settings.get("sprt")), out_dir=str(out_dir), event=str(settings["event"]),
+        sprt=make_sprt(settings.get("sprt"), settings.get("sprt_prior")), out_dir=str(out_dir), event=str(settings["event"]),
         ray_address=settings.get("ray") or None,
         ray_working_dir=settings.get("ray_working_dir") or None,
         ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0))

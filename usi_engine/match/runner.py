@@ -25,7 +25,8 @@ import shogi
 
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
-from .stats import Results, Sprt, Summary, fmt_elo, summarize_results
+from .stats import (Results, Sprt, Summary, elo_interval_pentanomial, fmt_elo,
+                    summarize_results)
 from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
@@ -552,6 +553,8 @@ class MatchResult:
                 f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}")
         if self.config.sprt is not None:
             line += f"  LLR {self.config.sprt.llr(s.pentanomial):.2f}"
+            if any(self.config.sprt.prior):
+                line += " (all runs)"
         return line
 
     def report(self) -> str:
@@ -574,6 +577,13 @@ class MatchResult:
                          f"{sprt.llr_trinomial(t.wins, t.losses, t.draws):.2f}) "
                          f"[{sprt.lower:.2f}, {sprt.upper:.2f}] -> "
                          f"{self.sprt_result or 'no decision'}")
+            if any(sprt.prior):
+                total = sprt.total(t.penta)
+                elo, lower, upper = elo_interval_pentanomial(total)
+                lines.append(f"  the pentanomial LLR counts the earlier runs' pairs "
+                             f"{'-'.join(map(str, sprt.prior))} too: all runs together, pairs "
+                             f"{'-'.join(map(str, total))}, Elo {fmt_elo(elo)} "
+                             f"+- {fmt_elo((upper - lower) / 2, sign=False)}")
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
         lines.append("Endings: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
         return "\n".join(lines)
@@ -610,7 +620,8 @@ class MatchResult:
                             "llr": cfg.sprt.llr(r.penta),
                             "llr_trinomial": cfg.sprt.llr_trinomial(r.wins, r.losses, r.draws),
                             "lower": cfg.sprt.lower, "upper": cfg.sprt.upper,
-                            "result": self.sprt_result}
+                            "result": self.sprt_result, "prior_pentanomial": list(cfg.sprt.prior),
+                            "total_pentanomial": cfg.sprt.total(r.penta)}
         return data
 
 

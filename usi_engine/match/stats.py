@@ -95,6 +95,17 @@ def _check_penta(penta: Sequence[int]) -> None:
         raise ValueError(f"pentanomial counts are 5 non-negative numbers, not {list(penta)}")
 
 
+def parse_pentanomial(text: str) -> tuple[int, ...]:
+    """Pair counts written as a progress line prints them, ``"267-24-622-37-300"``."""
+    try:
+        penta = tuple(int(c) for c in text.strip().split("-"))
+    except ValueError:
+        raise ValueError(f"pair counts are written N-N-N-N-N (pairs scoring 0, 0.5, 1, 1.5, 2 "
+                         f"points), not {text!r}") from None
+    _check_penta(penta)
+    return penta
+
+
 # -- SPRT ----------------------------------------------------------------------
 
 
@@ -192,12 +203,21 @@ class Results:
 
 @dataclass(frozen=True)
 class Sprt:
-    """SPRT parameters: H0 elo0 against H1 elo1 with error rates alpha and beta."""
+    """SPRT parameters: H0 elo0 against H1 elo1 with error rates alpha and beta.
+
+    ``prior`` holds the pentanomial counts of earlier runs of the same test (same engines,
+    same conditions): they are added to every count the test is given, so a test stopped
+    at ``--games`` or by the end of a session goes on where it was.
+    """
 
     elo0: float
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
+    prior: tuple[int, ...] = (0, 0, 0, 0, 0)
+
+    def __post_init__(self) -> None:
+        _check_penta(self.prior)
 
     @property
     def lower(self) -> float:
@@ -209,12 +229,16 @@ class Sprt:
         """LLR at or above which H1 is accepted."""
         return math.log((1.0 - self.beta) / self.alpha)
 
+    def total(self, penta: Sequence[int]) -> list[int]:
+        """The pairs ``penta`` of this run with the earlier runs' pairs added."""
+        return [a + b for a, b in zip(penta, self.prior)]
+
     def llr(self, penta: Sequence[int]) -> float:
-        """Pentanomial LLR of the finished pairs ``penta``."""
-        return llr_pentanomial(penta, self.elo0, self.elo1)
+        """Pentanomial LLR of the finished pairs ``penta`` and the earlier runs' pairs."""
+        return llr_pentanomial(self.total(penta), self.elo0, self.elo1)
 
     def llr_trinomial(self, wins: int, losses: int, draws: int) -> float:
-        """Trinomial LLR (secondary figure: ignores the pairing)."""
+        """Trinomial LLR of this run alone (secondary figure: ignores the pairing)."""
         return llr(wins, losses, draws, self.elo0, self.elo1)
 
     def decide_llr(self, value: float) -> Optional[str]:
