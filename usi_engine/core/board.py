@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
-                    base_type)
+                    base_type, move_to, move_from, moved_piece, moved_piece_after)
 from .attacks import is_attacked
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 from .network import NetArrays, no_network, accumulator_stack, scratch
@@ -145,9 +145,9 @@ def do_move(pos, m):
     ply = st[ST_PLY]
     bkey = pos.board_keys[ply]
     hkey = pos.keys[ply] ^ bkey
-    to = m & 127
-    frm = (m >> 7) & 127
-    piece = (m >> 15) & 31
+    to = move_to(m)
+    frm = move_from(m)
+    piece = moved_piece(m)
     captured = 0
     if frm >= DROP_BASE:
         pt = frm - DROP_BASE
@@ -166,7 +166,7 @@ def do_move(pos, m):
             bkey ^= ZOBRIST_PIECE[captured, to]
             st[ST_MATERIAL] += -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
             st[ST_PSQ] -= PIECE_SQUARE[captured, to]
-        after = piece | (((m >> 14) & 1) << 3)
+        after = moved_piece_after(m)
         board[frm] = 0
         board[to] = after
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
@@ -196,9 +196,9 @@ def undo_move(pos):
     ply = st[ST_PLY] - 1
     us = 1 - st[ST_SIDE]
     m = pos.moves[ply]
-    to = m & 127
-    frm = (m >> 7) & 127
-    piece = (m >> 15) & 31
+    to = move_to(m)
+    frm = move_from(m)
+    piece = moved_piece(m)
     if frm >= DROP_BASE:
         pt = frm - DROP_BASE
         hands[us, pt] += 1

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .types import jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY
+from .types import jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY, move_to, move_from, moved_piece_after
 from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX
 
 BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
@@ -53,15 +53,15 @@ def history_bonus(sp, depth_plies):
 @jit(inline="always")
 def piece_to(m):
     """Continuation index of a move: the piece after the move and its destination."""
-    return (((m >> 15) & 31) | (((m >> 14) & 1) << 3)) * 81 + (m & 127)
+    return moved_piece_after(m) * NSQ + move_to(m)
 
 
 @jit()
 def update_quiet(h, color, m, prev1, prev2, bonus):
     """Apply `bonus` to move m in the butterfly table and the continuation tables of the
     previous one and two moves (prev = -1 when there is none)."""
-    frm = (m >> 7) & 127
-    to = m & 127
+    frm = move_from(m)
+    to = move_to(m)
     h.butterfly[color, frm, to] = bounded_update(h.butterfly[color, frm, to], bonus, BUTTERFLY_D)
     pt = piece_to(m)
     if prev1 >= 0:
@@ -73,7 +73,7 @@ def update_quiet(h, color, m, prev1, prev2, bonus):
 @jit()
 def quiet_score(h, color, m, prev1, prev2):
     """Ordering score of a quiet move from the three tables."""
-    s = np.int64(h.butterfly[color, (m >> 7) & 127, m & 127])
+    s = np.int64(h.butterfly[color, move_from(m), move_to(m)])
     pt = piece_to(m)
     if prev1 >= 0:
         s += h.continuation[prev1, pt]

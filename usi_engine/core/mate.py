@@ -33,7 +33,7 @@ import numpy as np
 from numba import int32, int64, types
 
 from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
-                    moved_piece_after, file_of, rank_of)
+                    moved_piece, moved_piece_after, file_of, rank_of)
 from .attacks import is_attacked
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
@@ -224,9 +224,9 @@ def _after_key(pos, m, attacker):
     board = pos.board
     bkey = pos.board_keys[ply] ^ ZOBRIST_SIDE
     hand = pos.hand_packs[ply, attacker]
-    to = m & 127
-    frm = (m >> 7) & 127
-    piece = (m >> 15) & 31
+    to = move_to(m)
+    frm = move_from(m)
+    piece = moved_piece(m)
     if frm >= DROP_BASE:
         pt = frm - DROP_BASE
         bkey ^= ZOBRIST_PIECE[piece, to]
@@ -238,7 +238,7 @@ def _after_key(pos, m, attacker):
             bkey ^= ZOBRIST_PIECE[cap, to]
             if us == attacker:
                 hand += np.int64(1) << HAND_SHIFT[base_type(cap & 15)]
-        after = piece | (((m >> 14) & 1) << 3)
+        after = moved_piece_after(m)
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
     return bkey, hand
 

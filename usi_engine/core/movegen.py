@@ -7,7 +7,8 @@ Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
 
 from .types import (jit, NSQ, BLACK, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                    DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of)
+                    DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of, move_to,
+                    move_from, moved_piece, moved_piece_after, is_promotion)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
                       pin_direction)
@@ -304,9 +305,9 @@ def gives_check(pos, m):
     eksq = pos.st[ST_KING + 1 - us]
     if eksq < 0:
         return False
-    to = m & 127
-    frm = (m >> 7) & 127
-    after = ((m >> 15) & 31) | (((m >> 14) & 1) << 3)
+    to = move_to(m)
+    frm = move_from(m)
+    after = moved_piece_after(m)
     if frm >= DROP_BASE:
         return piece_attacks(board, to, after, eksq)
     moving = board[frm]
@@ -326,10 +327,10 @@ def is_legal(pos, m):
     us = pos.st[ST_SIDE]
     them = 1 - us
     ksq = pos.st[ST_KING + us]
-    to = m & 127
-    frm = (m >> 7) & 127
-    p = (m >> 15) & 31
-    promo = (m >> 14) & 1
+    to = move_to(m)
+    frm = move_from(m)
+    p = moved_piece(m)
+    promo = is_promotion(m)
     if to >= NSQ or (p >> 4) != us or m >> 20 != 0:
         return False
     t = p & 15

@@ -6,7 +6,7 @@ generated at once and ordered the same way.
 """
 import numpy as np
 
-from .types import jit, PAWN, PROMOTED, base_type
+from .types import jit, PAWN, PROMOTED, base_type, type_of, move_to, moved_piece, is_promotion
 from .attacks import is_attacked
 from .weights import TYPE_VALUE, HAND_VALUE
 from .history import quiet_score
@@ -27,7 +27,7 @@ def is_tactical(board, m):
     """A capture or a pawn promotion: exactly the moves of movegen's GEN_CAPTURES stage.
     Every other move (drops, and the non-capture promotions of the other pieces included)
     is quiet: ordered, reduced and rewarded by history like any quiet move."""
-    return board[m & 127] != 0 or ((m >> 14) & 1 == 1 and (m >> 15) & 15 == PAWN)
+    return board[move_to(m)] != 0 or (is_promotion(m) == 1 and type_of(moved_piece(m)) == PAWN)
 
 
 @jit()
@@ -35,11 +35,11 @@ def material_gain(board, m):
     """What move m wins at most at once: the captured piece's board value, the same piece's
     value in our hand, and the promotion gain."""
     gain = 0
-    victim = board[m & 127] & 15
+    victim = type_of(board[move_to(m)])
     if victim != 0:
         gain = TYPE_VALUE[victim] + HAND_VALUE[base_type(victim)]
-    if (m >> 14) & 1:
-        t = (m >> 15) & 15
+    if is_promotion(m):
+        t = type_of(moved_piece(m))
         gain += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
     return gain
 
@@ -48,11 +48,12 @@ def material_gain(board, m):
 def capture_score(board, m, buf):
     """MVV-LVA among the captures that do not lose material by SEE; the others go last,
     ordered by what the exchange loses.  buf: SEE scratch (see.SEE_BUF)."""
-    victim = TYPE_VALUE[board[m & 127] & 15]
-    attacker = TYPE_VALUE[(m >> 15) & 15]
+    victim = TYPE_VALUE[type_of(board[move_to(m)])]
+    t = type_of(moved_piece(m))
+    attacker = TYPE_VALUE[t]
     promo = 0
-    if (m >> 14) & 1:
-        promo = TYPE_VALUE[((m >> 15) & 15) + 8] - attacker
+    if is_promotion(m):
+        promo = TYPE_VALUE[t + PROMOTED] - attacker
     gain = victim + promo
     s = see(board, m, buf)
     if s < 0:

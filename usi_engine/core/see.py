@@ -7,7 +7,8 @@ time; sliders behind a piece that captured join in (x-rays).  Pins and drops are
 drop cannot capture.  Squares of pieces that already took part are marked on the board with
 SEE_GONE for the duration of the call and restored before it returns.
 """
-from .types import jit, KING, GOLD, PROMOTED, KNIGHT, base_type
+from .types import (jit, KING, GOLD, PROMOTED, KNIGHT, base_type, move_to, move_from, moved_piece,
+                    is_promotion)
 from .attacks import RAY, RAY_LEN, OPPOSITE, NEAR_MASK, SLIDE_MASK, KNIGHT_TO
 from .weights import TYPE_VALUE, HAND_VALUE
 
@@ -65,14 +66,14 @@ def see(board, m, buf):
     """Material balance of move m for the side making it after the exchange on its
     destination (board + hand values), both sides stopping whenever that pays.  The
     board is restored before returning; buf is int64[SEE_BUF] scratch."""
-    to = m & 127
-    frm = (m >> 7) & 127
-    piece = (m >> 15) & 31
+    to = move_to(m)
+    frm = move_from(m)
+    piece = moved_piece(m)
     us = piece >> 4
     t = piece & 15
     victim = board[to] & 15
     gain0 = capture_value(victim) if victim != 0 else 0
-    if (m >> 14) & 1:
+    if is_promotion(m):
         gain0 += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
         t += PROMOTED
     buf[0] = gain0
