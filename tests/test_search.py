@@ -272,6 +272,31 @@ def test_search_params_change_the_tree():
     assert ctx2.stats[cs.S_NODES] != ctx.stats[cs.S_NODES]
 
 
+def test_null_move_reduction_grows_with_the_margin_over_beta():
+    sp = np.array(defaults(), np.int64)
+    base = sp[INDEX["NullMoveBase"]] + 8 // sp[INDEX["NullMoveDiv"]]
+    # off by default: the margin over beta changes nothing
+    assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
+    sp[INDEX["NullMoveEvalMax"]] = 3                        # the setting under test
+    div = int(sp[INDEX["NullMoveEvalDiv"]])
+    got = [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, div - 1, div, 2 * div, 10 * div)]
+    assert got == [base, base, base + 1, base + 2, base + 3]
+
+
+def test_null_move_margin_changes_the_tree(searcher):
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    default = think(searcher, Position(sfen), depth=9).info.nodes
+    sp = defaults()
+    sp[INDEX["NullMoveEvalMax"]] = 3
+    searcher.configure(search_params=sp)
+    try:
+        margin = think(searcher, Position(sfen), depth=9).info.nodes
+    finally:
+        searcher.configure(search_params=defaults())
+    assert margin != default
+    assert think(searcher, Position(sfen), depth=9).info.nodes == default
+
+
 # --- transposition table -------------------------------------------------------------------
 
 def test_tt_store_probe_round_trip():

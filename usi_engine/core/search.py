@@ -37,6 +37,7 @@ from .mate import mate_in_1, MATE_BUF_SIZE
 from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
+                     SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX,
                      SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
@@ -496,6 +497,14 @@ def qsearch(pos, ctx, alpha, beta, ply):
     return best
 
 
+@jit()
+def null_move_reduction(sp, d_plies, static, beta):
+    """Plies the null-move search is reduced by: more at depth, and more the further the
+    static evaluation stands above beta, since a pass is then the more likely to fail high."""
+    by_eval = min((static - beta) // sp[SP_NULL_MOVE_EVAL_DIV], sp[SP_NULL_MOVE_EVAL_MAX])
+    return sp[SP_NULL_MOVE_BASE] + d_plies // sp[SP_NULL_MOVE_DIV] + by_eval
+
+
 @jit(inline="always")
 def _piece_to_before(ctx, ply, back):
     """The continuation index (history.piece_to) of the move `back` plies above this node,
@@ -621,7 +630,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         # null move: never twice in a row (the previous move's continuation index is -1)
         if params[P_NULL_MOVE] and d_plies >= sp[SP_NULL_MOVE_DEPTH] and static >= beta and ply > 0 \
                 and ctx.stack_pt[ply - 1] >= 0 and beta > -VALUE_MATE_IN_MAX:
-            r = sp[SP_NULL_MOVE_BASE] + d_plies // sp[SP_NULL_MOVE_DIV]
+            r = null_move_reduction(sp, d_plies, static, beta)
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
             v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
