@@ -265,7 +265,8 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
         margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
         ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
-        sprt=make_sprt(settings.get("sprt"), settings.get("sprt_prior")), out_dir=str(out_dir), event=str(settings["event"]),
+        sprt=make_sprt(settings.get("sprt"), settings.get("sprt_prior")),
+        out_dir=str(out_dir), event=str(settings["event"]),
         ray_address=settings.get("ray") or None,
         ray_working_dir=settings.get("ray_working_dir") or None,
         ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0))
