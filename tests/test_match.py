@@ -17,7 +17,7 @@ import shogi.KIF
 from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
-from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, Opening, TimeControl, load_openings,
+from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, MatchResult, Opening, TimeControl, load_openings,
                                      material_balance, parse_opening_line, random_openings,
                                      run_match, schedule)
 from usi_engine.match.stats import Sprt
@@ -358,6 +358,9 @@ def test_sprt_prior_counts_earlier_runs(tmp_path):
     assert summary["sprt"]["total_pentanomial"] == [a + b for a, b in zip(prior, this_run)]
     assert "earlier runs' pairs 5-0-60-0-300" in result.report()
     assert "(all runs)" in result.progress_line()
+    # every pair so far won: an infinite Elo, reported as such (not as nan)
+    cfg = config([spec("A"), spec("B")], tmp_path / "wins", sprt=Sprt(0, 10, prior=(0, 0, 0, 0, 50)))
+    assert "pairs 0-0-0-0-50, Elo +inf +- inf" in MatchResult(cfg, planned=2).report()
 
 
 def test_cli_sprt_prior(tmp_path, capsys):

@@ -25,8 +25,7 @@ import shogi
 
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
-from .stats import (Results, Sprt, Summary, elo_interval_pentanomial, fmt_elo,
-                    summarize_results)
+from .stats import Results, Sprt, Summary, fmt_elo, summarize, summarize_results
 from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
@@ -579,11 +578,11 @@ class MatchResult:
                          f"{self.sprt_result or 'no decision'}")
             if any(sprt.prior):
                 total = sprt.total(t.penta)
-                elo, lower, upper = elo_interval_pentanomial(total)
+                both = summarize(0, 0, 0, total)     # pairs only: earlier W-L-D are not known
                 lines.append(f"  the pentanomial LLR counts the earlier runs' pairs "
                              f"{'-'.join(map(str, sprt.prior))} too: all runs together, pairs "
-                             f"{'-'.join(map(str, total))}, Elo {fmt_elo(elo)} "
-                             f"+- {fmt_elo((upper - lower) / 2, sign=False)}")
+                             f"{'-'.join(map(str, total))}, Elo {fmt_elo(both.elo)} "
+                             f"+- {fmt_elo(both.elo_error, sign=False)}")
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
         lines.append("Endings: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
         return "\n".join(lines)
