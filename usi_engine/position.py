@@ -22,7 +22,9 @@ from .core import board as cb
 from .core.movegen import generate, GEN_ALL, is_legal
 from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
                          DROP_BASE, MAX_MOVES, MAX_HISTORY, MAX_PLY, PIECE_LETTERS, HAND_ORDER,
-                         PROMOTED, WHITE_BIT, base_type, square_name, parse_square)
+                         PROMOTED, WHITE_BIT, base_type, square_name, parse_square,
+                         color_of, type_of, make_move, make_drop, move_from, move_to,
+                         is_promotion)
 from .move import Move, trusted_move
 from .piece import Piece
 
@@ -32,15 +34,21 @@ if TYPE_CHECKING:
 START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
 _FULL_SET = {PAWN: 18, LANCE: 4, KNIGHT: 4, 4: 4, BISHOP: 2, ROOK: 2, GOLD: 4}
 _PROMOTABLE = "PLNSBR"
+# the move and piece accessors of core/types.py as plain Python (py_func: their bodies, which
+# call no other jitted function): the one definition of the bit layout, without a numba
+# dispatch, or a compilation, per call on the Python side
+_move_to, _move_from, _is_promotion = move_to.py_func, move_from.py_func, is_promotion.py_func
+_make_move, _make_drop = make_move.py_func, make_drop.py_func
+_color_of, _type_of = color_of.py_func, type_of.py_func
 
 
 def move_to_usi(m: int) -> str:
     """USI text of an encoded move: '7g7f', '8h2b+', 'P*5e'."""
-    to = m & 127
-    frm = (m >> 7) & 127
+    to = _move_to(m)
+    frm = _move_from(m)
     if frm >= DROP_BASE:
         return f"{PIECE_LETTERS[frm - DROP_BASE]}*{square_name(to)}"
-    return f"{square_name(frm)}{square_name(to)}{'+' if (m >> 14) & 1 else ''}"
+    return f"{square_name(frm)}{square_name(to)}{'+' if _is_promotion(m) else ''}"
 
 
 def _parse_board(text: str) -> np.ndarray:
@@ -106,7 +114,7 @@ def _validate(board: np.ndarray, hands: np.ndarray) -> None:
         p = int(board[sq])
         if not p:
             continue
-        color, t = p >> 4, p & 15
+        color, t = _color_of(p), _type_of(p)
         if t == KING:
             kings[color] += 1
             continue
@@ -224,7 +232,7 @@ class Position:
                     continue
                 if empty:
                     row, empty = row + str(empty), 0
-                t = p & 15
+                t = _type_of(p)
                 letter = ("+" if t > KING else "") + PIECE_LETTERS[base_type(t)]
                 row += letter.lower() if p & WHITE_BIT else letter
             rows.append(row + (str(empty) if empty else ""))
@@ -251,13 +259,13 @@ class Position:
                 raise ValueError(f"bad drop piece in {text!r} (use upper-case PLNSBRG)")
             pt = PIECE_LETTERS.index(letter)
             to = parse_square(text[2:])
-            m = to | ((DROP_BASE + pt) << 7) | ((pt | (us << 4)) << 15)
+            m = _make_drop(pt, to, us)
         elif len(text) in (4, 5) and (len(text) == 4 or text[4] == "+"):
             frm, to = parse_square(text[:2]), parse_square(text[2:4])
             p = int(a.board[frm])
-            if not p or (p >> 4) != us:
+            if not p or _color_of(p) != us:
                 raise ValueError(f"no piece of the side to move on {text[:2]}")
-            m = to | (frm << 7) | ((len(text) == 5) << 14) | (p << 15)
+            m = _make_move(frm, to, p, int(len(text) == 5))
         else:
             raise ValueError(f"unparseable move {text[:16]!r}")
         if not is_legal(a, int(m)):
@@ -312,7 +320,7 @@ class Position:
         if not 0 <= sq < 81:
             raise ValueError(f"square index {square} out of range 0..80")
         p = int(self.arrays.board[sq])
-        return Piece(p & 15, p >> 4) if p else None
+        return Piece(_type_of(p), _color_of(p)) if p else None
 
     def hand(self, color: int) -> dict[str, int]:
         """Pieces in hand of a side (0 black, 1 white) by letter, e.g. {'P': 2, 'B': 1}."""
@@ -374,12 +382,12 @@ class Position:
         king_in = False
         for sq in range(81):
             p = int(a.board[sq])
-            if not p or (p >> 4) != us:
+            if not p or _color_of(p) != us:
                 continue
             rel = sq % 9 if us == BLACK else 8 - sq % 9
             if rel > 2:
                 continue
-            t = p & 15
+            t = _type_of(p)
             if t == KING:
                 king_in = True
                 continue

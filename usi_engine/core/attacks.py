@@ -8,7 +8,7 @@ import numpy as np
 
 from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
                     PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON, WHITE_BIT,
-                    PIECE_NB)
+                    PIECE_NB, make_piece, color_of, type_of)
 
 # Directions as (file step, rank step); black's "forward" is rank step -1.
 DIRS = ((0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (1, -1), (-1, 1), (1, 1))
@@ -98,14 +98,14 @@ def is_attacked(board, sq, by):
         for k in range(RAY_LEN[sq, d]):
             p = board[RAY[sq, d, k]]
             if p != 0:
-                if (p >> 4) == by:
+                if color_of(p) == by:
                     if k == 0:
                         if NEAR_MASK[p] & bit:
                             return True
                     elif SLIDE_MASK[p] & bit:
                         return True
                 break
-    knight = KNIGHT | (by << 4)
+    knight = make_piece(KNIGHT, by)
     for i in range(2):
         s = KNIGHT_TO[1 - by, sq, i]
         if s >= 0 and board[s] == knight:
@@ -124,11 +124,11 @@ def count_checkers(board, ksq, by):
             s = RAY[ksq, d, k]
             p = board[s]
             if p != 0:
-                if (p >> 4) == by and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                if color_of(p) == by and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
                     n += 1
                     where = s
                 break
-    knight = KNIGHT | (by << 4)
+    knight = make_piece(KNIGHT, by)
     for i in range(2):
         s = KNIGHT_TO[1 - by, ksq, i]
         if s >= 0 and board[s] == knight:
@@ -140,8 +140,8 @@ def count_checkers(board, ksq, by):
 @jit()
 def piece_attacks(board, frm, p, to):
     """True if piece `p` standing on `frm` attacks `to` on this board (path must be empty)."""
-    if (p & 15) == KNIGHT:
-        c = p >> 4
+    if type_of(p) == KNIGHT:
+        c = color_of(p)
         return KNIGHT_TO[c, frm, 0] == to or KNIGHT_TO[c, frm, 1] == to
     d = LINE_DIR[frm, to]
     if d < 0:
@@ -173,7 +173,7 @@ def pin_direction(board, ksq, sq, us):
     for k in range(dist, RAY_LEN[ksq, d]):
         p = board[RAY[ksq, d, k]]
         if p != 0:
-            if (p >> 4) != us and (SLIDE_MASK[p] & bit):
+            if color_of(p) != us and (SLIDE_MASK[p] & bit):
                 return d
             return -1
     return -1

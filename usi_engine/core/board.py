@@ -10,7 +10,8 @@ from collections import namedtuple
 import numpy as np
 
 from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
-                    base_type, move_to, move_from, moved_piece, moved_piece_after)
+                    base_type, move_to, move_from, moved_piece, moved_piece_after, color_of,
+                    type_of)
 from .attacks import is_attacked
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 from .network import NetArrays, no_network, accumulator_stack, scratch
@@ -106,8 +107,8 @@ def refresh(pos):
             bkey ^= ZOBRIST_PIECE[p, sq]
             material += PIECE_VALUE[p]
             psq += PIECE_SQUARE[p, sq]
-            if (p & 15) == KING:
-                st[ST_KING + (p >> 4)] = sq
+            if type_of(p) == KING:
+                st[ST_KING + color_of(p)] = sq
     key = np.uint64(0)
     for c in range(2):
         for pt in range(1, 8):
@@ -160,7 +161,7 @@ def do_move(pos, m):
     else:
         captured = board[to]
         if captured != 0:
-            bt = base_type(captured & 15)
+            bt = base_type(type_of(captured))
             hands[us, bt] += 1
             hkey ^= ZOBRIST_HAND[us, bt, hands[us, bt]]
             bkey ^= ZOBRIST_PIECE[captured, to]
@@ -172,7 +173,7 @@ def do_move(pos, m):
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
         st[ST_MATERIAL] += PIECE_VALUE[after] - PIECE_VALUE[piece]
         st[ST_PSQ] += PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
-        if (piece & 15) == KING:
+        if type_of(piece) == KING:
             st[ST_KING + us] = to
     pos.moves[ply] = m
     pos.captures[ply] = captured
@@ -213,11 +214,11 @@ def undo_move(pos):
         st[ST_MATERIAL] -= PIECE_VALUE[after] - PIECE_VALUE[piece]
         st[ST_PSQ] -= PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
         if captured != 0:
-            bt = base_type(captured & 15)
+            bt = base_type(type_of(captured))
             hands[us, bt] -= 1
             st[ST_MATERIAL] -= -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
             st[ST_PSQ] += PIECE_SQUARE[captured, to]
-        if (piece & 15) == KING:
+        if type_of(piece) == KING:
             st[ST_KING + us] = frm
     st[ST_PLY] = ply
     st[ST_SIDE] = us

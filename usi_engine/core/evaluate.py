@@ -4,7 +4,7 @@ do_move), and king safety: defenders and attackers within two squares of each ki
 squares next to it, and the enemy's pieces in hand.  Weights: weights.py."""
 import numpy as np
 
-from .types import jit, NSQ, BLACK, KING
+from .types import jit, NSQ, BLACK, KING, color_of, type_of
 from .attacks import RAY, RAY_LEN
 from .board import ST_SIDE, ST_KING, ST_MATERIAL, ST_PSQ
 from .network import INFO_MODE, MODE_HANDMADE
@@ -43,8 +43,8 @@ def king_safety(pos, color):
         p = board[sq]
         if p == 0:
             continue
-        t = p & 15
-        if (p >> 4) == color:
+        t = type_of(p)
+        if color_of(p) == color:
             shelter += KING_DEFENDER[t]
         elif t != KING:
             threat += KING_ATTACKER[t]

@@ -33,7 +33,7 @@ import numpy as np
 from numba import int32, int64, types
 
 from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
-                    moved_piece, moved_piece_after, file_of, rank_of)
+                    moved_piece, moved_piece_after, file_of, rank_of, type_of)
 from .attacks import is_attacked
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
@@ -237,7 +237,7 @@ def _after_key(pos, m, attacker):
         if cap != 0:
             bkey ^= ZOBRIST_PIECE[cap, to]
             if us == attacker:
-                hand += np.int64(1) << HAND_SHIFT[base_type(cap & 15)]
+                hand += np.int64(1) << HAND_SHIFT[base_type(type_of(cap))]
         after = moved_piece_after(m)
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
     return bkey, hand

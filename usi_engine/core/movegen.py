@@ -8,7 +8,8 @@ Drops obey nifu, dead-piece and pawn-drop-mate rules.
 
 from .types import (jit, NSQ, BLACK, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
                     DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of, move_to,
-                    move_from, moved_piece, moved_piece_after, is_promotion)
+                    move_from, moved_piece, moved_piece_after, is_promotion, make_piece,
+                    color_of, type_of)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
                       pin_direction)
@@ -54,7 +55,7 @@ def king_can_step(board, ksq, attacker):
             continue
         to = RAY[ksq, d, 0]
         q = board[to]
-        if (q == 0 or (q >> 4) == attacker) and _king_safe_after(board, ksq, to, attacker):
+        if (q == 0 or color_of(q) == attacker) and _king_safe_after(board, ksq, to, attacker):
             return True
     return False
 
@@ -85,7 +86,7 @@ def _capture_is_safe(board, s, to, ksq, attacker):
 def is_pawn_drop_mate(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
     them = 1 - us
-    board[to] = PAWN | (us << 4)
+    board[to] = make_piece(PAWN, us)
     # the king steps away or takes the pawn
     mate = not king_can_step(board, eksq, us)
     # another piece takes the pawn without exposing its king
@@ -96,7 +97,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
                 s = RAY[to, d, k]
                 p = board[s]
                 if p != 0:
-                    if (p >> 4) == them and (p & 15) != KING and \
+                    if color_of(p) == them and type_of(p) != KING and \
                             ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit) and \
                             _capture_is_safe(board, s, to, eksq, us):
                         mate = False
@@ -104,7 +105,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
             if not mate:
                 break
     if mate:
-        knight = KNIGHT | (them << 4)
+        knight = make_piece(KNIGHT, them)
         for i in range(2):
             s = KNIGHT_TO[us, to, i]
             if s >= 0 and board[s] == knight and _capture_is_safe(board, s, to, eksq, us):
@@ -116,7 +117,7 @@ def is_pawn_drop_mate(board, us, to, eksq):
 @jit(specialise=("mode",))      # see generate
 def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
-    t = p & 15
+    t = type_of(p)
     promotable = t <= ROOK
     can = promotable and (_in_zone(us, frm) or _in_zone(us, to))
     must = _is_dead_square(t, us, to)
@@ -149,7 +150,7 @@ def _wanted(mode, capture, p, us, frm, to):
     if mode == GEN_ALL or capture:
         return mode != GEN_QUIETS
     # a non-capture: only pawn promotions go with the captures
-    pawn_promo = (p & 15) == PAWN and _in_zone(us, to)
+    pawn_promo = type_of(p) == PAWN and _in_zone(us, to)
     return pawn_promo or mode == GEN_QUIETS
 
 
@@ -158,7 +159,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
     """Append the legal moves of `mode` of our piece `p` on `frm`; return the new count.
     With two checkers only the king may move (the caller skips the other pieces)."""
     them = 1 - us
-    t = p & 15
+    t = type_of(p)
     is_king = t == KING
     pin = -1 if is_king else pin_direction(board, ksq, frm, us)
     step = STEP_MASK[p]
@@ -172,7 +173,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
         for k in range(length):
             to = RAY[frm, d, k]
             q = board[to]
-            if q != 0 and (q >> 4) == us:
+            if q != 0 and color_of(q) == us:
                 break
             capture = q != 0
             if _wanted(mode, capture, p, us, frm, to):
@@ -194,7 +195,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
             if to < 0:
                 continue
             q = board[to]
-            if q != 0 and (q >> 4) == us:
+            if q != 0 and color_of(q) == us:
                 continue
             capture = q != 0
             if not _wanted(mode, capture, p, us, frm, to):
@@ -226,9 +227,9 @@ def generate(pos, out, mode, all_promos):
         n_checkers, checker = count_checkers(board, ksq, them)
     for frm in range(NSQ):
         p = board[frm]
-        if p == 0 or (p >> 4) != us:
+        if p == 0 or color_of(p) != us:
             continue
-        if n_checkers >= 2 and (p & 15) != KING:
+        if n_checkers >= 2 and type_of(p) != KING:
             continue
         n = _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos)
     if mode != GEN_CAPTURES and n_checkers < 2:
@@ -256,7 +257,7 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
     if n_checkers == 1 and LINE_DIST[ksq, checker] <= 1:
         return n                      # a contact check cannot be blocked
     pawn_files = 0
-    own_pawn = PAWN | (us << 4)
+    own_pawn = make_piece(PAWN, us)
     for sq in range(NSQ):
         if board[sq] == own_pawn:
             pawn_files |= 1 << (sq // 9)
@@ -331,9 +332,9 @@ def is_legal(pos, m):
     frm = move_from(m)
     p = moved_piece(m)
     promo = is_promotion(m)
-    if to >= NSQ or (p >> 4) != us or m >> 20 != 0:
+    if to >= NSQ or color_of(p) != us or m >> 20 != 0:
         return False
-    t = p & 15
+    t = type_of(p)
     n_checkers = 0
     checker = -1
     if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
@@ -347,7 +348,7 @@ def is_legal(pos, m):
         if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
             return False
         if pt == PAWN:
-            own_pawn = PAWN | (us << 4)
+            own_pawn = make_piece(PAWN, us)
             f = to // 9
             for r in range(9):
                 if board[f * 9 + r] == own_pawn:
@@ -361,7 +362,7 @@ def is_legal(pos, m):
     if frm >= NSQ or board[frm] != p:
         return False
     q = board[to]
-    if q != 0 and (q >> 4) == us:
+    if q != 0 and color_of(q) == us:
         return False
     if not piece_attacks(board, frm, p, to):
         return False
@@ -405,12 +406,12 @@ def _drop_checks(pos, out, n, us, eksq):
                 continue
             if pt == KNIGHT and r <= 1:
                 continue
-            piece = pt | (us << 4)
+            piece = make_piece(pt, us)
             if not piece_attacks(board, to, piece, eksq):
                 continue
             if pt == PAWN:
                 f = to // 9
-                own = PAWN | (us << 4)
+                own = make_piece(PAWN, us)
                 pawn_file_taken = False
                 for rr in range(9):
                     if board[f * 9 + rr] == own:
@@ -456,7 +457,7 @@ def generate_checks(pos, out):
     n = 0
     for frm in range(NSQ):
         p = board[frm]
-        if p != 0 and (p >> 4) == us and _may_check(board, frm, p, us, eksq):
+        if p != 0 and color_of(p) == us and _may_check(board, frm, p, us, eksq):
             n = _piece_moves(board, out, n, frm, p, us, ksq, 0, -1, GEN_ALL, True)
     return _drop_checks(pos, out, _keep_checks(pos, out, n), us, eksq)
 
@@ -470,7 +471,7 @@ def _may_check(board, frm, p, us, eksq):
         return True
     if pin_direction(board, eksq, frm, 1 - us) >= 0:
         return True               # a discovered check is possible
-    t = p & 15
+    t = type_of(p)
     if t == KING:
         return False
     df = abs(file_of(frm) - file_of(eksq))

@@ -15,7 +15,7 @@ inputs) are loops that LLVM turns into vpmaddwd; the second layer goes by column
 import numpy as np
 
 from .types import jit, NSQ, KING, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
-    moved_piece_after, move_from, move_to
+    moved_piece_after, move_from, move_to, make_piece, color_of, type_of
 from .board import ST_SIDE, ST_PLY, ST_KING, hand_count
 from .network import INFO_MODE, INFO_FV_SCALE, INFO_HALF, INFO_L1, INFO_L2, MODE_HALFKP, \
     INFO_SUMS
@@ -32,7 +32,7 @@ def feature_offset(pos, persp):
     if pos.net.info[INFO_MODE] != MODE_HALFKP:
         return 0
     ksq = pos.st[ST_KING + persp]
-    return (BOARD_BONA[persp, KING | (persp << 4), ksq] - F_KING) * FE_END
+    return (BOARD_BONA[persp, make_piece(KING, persp), ksq] - F_KING) * FE_END
 
 
 @jit()
@@ -50,7 +50,7 @@ def refresh_accumulator(pos, ply, persp):
     board = pos.board
     for sq in range(NSQ):
         p = board[sq]
-        if p == 0 or (halfkp and (p & 15) == KING):
+        if p == 0 or (halfkp and type_of(p) == KING):
             continue
         f = offset + BOARD_BONA[persp, p, sq]
         for j in range(h):
@@ -79,12 +79,12 @@ def _replay(pos, s, persp, offset, halfkp):
             dst[j] = src[j]
         return
     piece = moved_piece(m)
-    us = piece >> 4
+    us = color_of(piece)
     to = move_to(m)
     frm = move_from(m)
     rem0 = -1                       # the moved piece leaves its square or the hand ...
     add0 = -1                       # ... and arrives on `to`
-    if not (halfkp and (piece & 15) == KING):
+    if not (halfkp and type_of(piece) == KING):
         add0 = offset + BOARD_BONA[persp, moved_piece_after(m), to]
         if frm >= DROP_BASE:
             pt = frm - DROP_BASE
@@ -100,7 +100,7 @@ def _replay(pos, s, persp, offset, halfkp):
             for j in range(h):
                 dst[j] = src[j] - w[rem0, j] + w[add0, j]
         return
-    bt = base_type(captured & 15)
+    bt = base_type(type_of(captured))
     rem1 = offset + BOARD_BONA[persp, captured, to]           # the captured piece goes
     add1 = offset + HAND_BONA[persp, us, bt] + hand_count(pos.hand_packs[s, us], bt)  # to the hand
     if rem0 < 0:
@@ -121,7 +121,7 @@ def update_accumulator(pos, persp):
     s = ply
     while s > 0 and pos.acc_ok[s, persp] == 0 and ply - s < MAX_REPLAY:
         piece = moved_piece(pos.moves[s - 1])
-        if halfkp and piece == (KING | (persp << 4)) and pos.moves[s - 1] != MOVE_NULL:
+        if halfkp and piece == make_piece(KING, persp) and pos.moves[s - 1] != MOVE_NULL:
             break
         s -= 1
     if pos.acc_ok[s, persp] == 0:

@@ -8,7 +8,7 @@ drop cannot capture.  Squares of pieces that already took part are marked on the
 SEE_GONE for the duration of the call and restored before it returns.
 """
 from .types import (jit, KING, GOLD, PROMOTED, KNIGHT, base_type, move_to, move_from, moved_piece,
-                    is_promotion)
+                    is_promotion, make_piece, color_of, type_of)
 from .attacks import RAY, RAY_LEN, OPPOSITE, NEAR_MASK, SLIDE_MASK, KNIGHT_TO
 from .weights import TYPE_VALUE, HAND_VALUE
 
@@ -45,14 +45,14 @@ def _least_valuable_attacker(board, to, side):
             p = board[s]
             if p == 0 or p & SEE_GONE:
                 continue
-            if (p >> 4) == side and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
-                v = TYPE_VALUE[p & 15]
+            if color_of(p) == side and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                v = TYPE_VALUE[type_of(p)]
                 if v < best_v:
                     best_v = v
                     best_sq = s
                     best_p = p
             break
-    knight = KNIGHT | (side << 4)
+    knight = make_piece(KNIGHT, side)
     if TYPE_VALUE[KNIGHT] < best_v:
         for i in range(2):
             s = KNIGHT_TO[1 - side, to, i]
@@ -69,9 +69,9 @@ def see(board, m, buf):
     to = move_to(m)
     frm = move_from(m)
     piece = moved_piece(m)
-    us = piece >> 4
-    t = piece & 15
-    victim = board[to] & 15
+    us = color_of(piece)
+    t = type_of(piece)
+    victim = type_of(board[to])
     gain0 = capture_value(victim) if victim != 0 else 0
     if is_promotion(m):
         gain0 += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
@@ -90,7 +90,7 @@ def see(board, m, buf):
         if s < 0:
             break
         d += 1
-        a = p & 15
+        a = type_of(p)
         gain = on_to
         if a < GOLD and (_in_zone(side, to) or _in_zone(side, s)):   # recapture and promote
             gain += TYPE_VALUE[a + PROMOTED] - TYPE_VALUE[a]

@@ -89,6 +89,12 @@ def moved_piece_after(m):
 
 
 @jit(inline="always")
+def make_piece(t, color):
+    """The coloured piece of type `t` (1..14) for `color`."""
+    return t | (color << 4)
+
+
+@jit(inline="always")
 def color_of(p):
     return p >> 4
 
