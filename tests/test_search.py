@@ -283,17 +283,39 @@ def test_null_move_reduction_grows_with_the_margin_over_beta():
     assert got == [base, base, base + 1, base + 2, base + 3]
 
 
-def test_null_move_margin_changes_the_tree(searcher):
+def test_late_move_reduction_adds_a_ply_where_not_improving():
+    _, ctx = tree("ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1")
+    sp = defaults()
+    good, bad = sp[INDEX["LmrHistoryGood"]] + 1, -sp[INDEX["LmrHistoryBad"]] - 1
+
+    def lmr(history=0, pv=False, cut=0, improving=True):
+        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving)
+
+    base = lmr()
+    assert base == ctx.reductions[10, 20] > 1
+    assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - 1, base + 1, base - 1, base + 1)
+    assert lmr(improving=False) == base                     # off by default
+    sp[INDEX["LmrNotImproving"]] = 1                        # the setting under test
+    cs.set_search_params(ctx, sp)
+    assert (lmr(improving=False), lmr(improving=True)) == (base + 1, base)
+    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True) == 0      # never below zero
+
+
+@pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 3), ("LmrNotImproving", 1),
+                                         ("LmrBadCaptures", 1)])
+def test_a_setting_under_test_changes_the_tree(searcher, name, value):
+    """The tunables that stand off by default until their SPRT decides do reach the search,
+    and setting them back gives the default tree again."""
     sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()
-    sp[INDEX["NullMoveEvalMax"]] = 3
+    sp[INDEX[name]] = value
     searcher.configure(search_params=sp)
     try:
-        margin = think(searcher, Position(sfen), depth=9).info.nodes
+        changed = think(searcher, Position(sfen), depth=9).info.nodes
     finally:
         searcher.configure(search_params=defaults())
-    assert margin != default
+    assert changed != default
     assert think(searcher, Position(sfen), depth=9).info.nodes == default
 
 

@@ -47,6 +47,8 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrDiv", 150, 80, 300, 10, "reduction table divisor (x100)"),
     Param("LmrHistoryGood", 3591, 500, 7000, 250, "one ply less for quiets with history above this"),
     Param("LmrHistoryBad", 7183, 1000, 14000, 500, "one ply more for quiets with history below -this"),
+    Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off until its SPRT decides; 1 is under test)"),
+    Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off until its SPRT decides)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
     Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),

@@ -41,7 +41,8 @@ from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FU
                      SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
-                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
+                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
+                     SP_LMR_BAD_CAPTURES, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
                      SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
                      SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
                      SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
@@ -505,6 +506,27 @@ def null_move_reduction(sp, d_plies, static, beta):
     return sp[SP_NULL_MOVE_BASE] + d_plies // sp[SP_NULL_MOVE_DIV] + by_eval
 
 
+@jit()
+def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving):
+    """Plies a late move is searched shallower by: the table's, by depth and move number;
+    one less at PV nodes and for a move whose history is good; one more at an expected cut
+    node and for a move whose history is bad; LmrNotImproving more where the static
+    evaluation is no better than two plies before, since fewer moves there will fail high."""
+    sp = ctx.sp
+    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
+    if pv_node:
+        r -= 1
+    if cut_node:
+        r += 1
+    if history > sp[SP_LMR_HISTORY_GOOD]:
+        r -= 1
+    elif history < -sp[SP_LMR_HISTORY_BAD]:
+        r += 1
+    if not improving:
+        r += sp[SP_LMR_NOT_IMPROVING]
+    return max(r, 0)
+
+
 @jit(inline="always")
 def _piece_to_before(ctx, ply, back):
     """The continuation index (history.piece_to) of the move `back` plies above this node,
@@ -765,19 +787,14 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
         else:
             r = 0
-            if params[P_LMR] and d_plies >= sp[SP_LMR_MIN_DEPTH] and quiet and not in_check \
-                    and not checks:
-                r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
-                if pv_node:
-                    r -= 1
-                if cut_node:
-                    r += 1
-                if picker[PICK_SCORE] > sp[SP_LMR_HISTORY_GOOD]:
-                    r -= 1
-                elif picker[PICK_SCORE] < -sp[SP_LMR_HISTORY_BAD]:
-                    r += 1
-                if r < 0:
-                    r = 0
+            # a capture that loses material by SEE is tried after the quiet moves and rarely
+            # wins: LmrBadCaptures reduces it as a late quiet move (without its history)
+            bad_capture = not quiet and picker[PICK_SCORE] < 0
+            if params[P_LMR] and d_plies >= sp[SP_LMR_MIN_DEPTH] and not in_check and not checks \
+                    and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0)):
+                r = late_move_reduction(ctx, d_plies, move_count,
+                                        picker[PICK_SCORE] if quiet else 0, pv_node, cut_node,
+                                        improving)
                 if new_depth - r * ONE_PLY < ONE_PLY:
                     r = (new_depth - ONE_PLY) // ONE_PLY
                     if r < 0:
