@@ -275,12 +275,12 @@ def test_search_params_change_the_tree():
 def test_null_move_reduction_grows_with_the_margin_over_beta():
     sp = np.array(defaults(), np.int64)
     base = sp[INDEX["NullMoveBase"]] + 8 // sp[INDEX["NullMoveDiv"]]
-    # off by default: the margin over beta changes nothing
-    assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
-    sp[INDEX["NullMoveEvalMax"]] = 3                        # the setting under test
-    div = int(sp[INDEX["NullMoveEvalDiv"]])
+    div, most = int(sp[INDEX["NullMoveEvalDiv"]]), int(sp[INDEX["NullMoveEvalMax"]])
+    assert most == 3
     got = [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, div - 1, div, 2 * div, 10 * div)]
-    assert got == [base, base, base + 1, base + 2, base + 3]
+    assert got == [base, base, base + 1, base + 2, base + most]
+    sp[INDEX["NullMoveEvalMax"]] = 0                        # the search before it
+    assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
 
 
 def test_late_move_reduction_adds_a_ply_where_not_improving():
@@ -301,11 +301,12 @@ def test_late_move_reduction_adds_a_ply_where_not_improving():
     assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True) == 0      # never below zero
 
 
-@pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 3), ("LmrNotImproving", 1),
+@pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
                                          ("LmrBadCaptures", 1)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
-    """The tunables that stand off by default until their SPRT decides do reach the search,
-    and setting them back gives the default tree again."""
+    """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
+    set back to the search before its SPRT) do reach the search, and the defaults give the
+    default tree again."""
     sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()

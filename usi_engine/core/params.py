@@ -27,7 +27,7 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveBase", 3, 1, 6, 1, "null-move reduction: base + depth/NullMoveDiv plies"),
     Param("NullMoveDiv", 4, 2, 8, 1, "null-move reduction: depth divisor"),
     Param("NullMoveEvalDiv", 200, 50, 600, 20, "null-move reduction: one ply more per this much of static above beta"),
-    Param("NullMoveEvalMax", 0, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: off until its SPRT decides; 3 is under test)"),
+    Param("NullMoveEvalMax", 3, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
     # pruning in the move loop (quiet moves)
