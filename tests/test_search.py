@@ -301,8 +301,24 @@ def test_late_move_reduction_adds_a_ply_where_not_improving():
     assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True) == 0      # never below zero
 
 
+def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing():
+    """The singular-extension search of a node leaves its TT move out. Where that is the only
+    legal move, nothing else can answer it: the node returns alpha (the move is singular),
+    not a mate, and neither that search nor anything else goes in the TT."""
+    sfen = "l7k/9/9/9/9/9/9/8r/K8 b - 1"                  # in check: 9i8i is the only move
+    arrays, ctx = tree(sfen)
+    ctx.stack_pt[0] = 0                                     # as if a move led here
+    key = arrays.keys[arrays.st[cb.ST_PLY]]
+    ctx.excluded[1] = Position(sfen).parse_move("9i8i")
+    assert cs.search(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0) == -50
+    assert not ctt.probe(ctx.tt, key)[0]
+    ctx.excluded[1] = 0
+    cs.search(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0)
+    assert ctt.probe(ctx.tt, key)[0]
+
+
 @pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
-                                         ("LmrBadCaptures", 1)])
+                                         ("LmrBadCaptures", 1), ("SingularDepth", 6)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     set back to the search before its SPRT) do reach the search, and the defaults give the
@@ -313,10 +329,14 @@ def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     sp[INDEX[name]] = value
     searcher.configure(search_params=sp)
     try:
-        changed = think(searcher, Position(sfen), depth=9).info.nodes
+        result = think(searcher, Position(sfen), depth=9)
     finally:
         searcher.configure(search_params=defaults())
+    changed = result.info.nodes
     assert changed != default
+    pos = Position(sfen)                                    # and the line it finds is legal
+    for move in result.info.pv:
+        pos.push(move)
     assert think(searcher, Position(sfen), depth=9).info.nodes == default
 
 

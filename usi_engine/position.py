@@ -39,7 +39,7 @@ _PROMOTABLE = "PLNSBR"
 # dispatch, or a compilation, per call on the Python side
 _move_to, _move_from, _is_promotion = move_to.py_func, move_from.py_func, is_promotion.py_func
 _make_move, _make_drop = make_move.py_func, make_drop.py_func
-_color_of, _type_of = color_of.py_func, type_of.py_func
+_color_of, _type_of, _base_type = color_of.py_func, type_of.py_func, base_type.py_func
 
 
 def move_to_usi(m: int) -> str:
@@ -118,7 +118,7 @@ def _validate(board: np.ndarray, hands: np.ndarray) -> None:
         if t == KING:
             kings[color] += 1
             continue
-        totals[base_type(t)] += 1
+        totals[_base_type(t)] += 1
         rel = sq % 9 if color == BLACK else 8 - sq % 9
         if (t in (PAWN, LANCE) and rel == 0) or (t == KNIGHT and rel <= 1):
             raise ValueError(f"{PIECE_LETTERS[t]} on {square_name(sq)} could never move")
@@ -233,7 +233,7 @@ class Position:
                 if empty:
                     row, empty = row + str(empty), 0
                 t = _type_of(p)
-                letter = ("+" if t > KING else "") + PIECE_LETTERS[base_type(t)]
+                letter = ("+" if t > KING else "") + PIECE_LETTERS[_base_type(t)]
                 row += letter.lower() if p & WHITE_BIT else letter
             rows.append(row + (str(empty) if empty else ""))
         hand = ""
@@ -392,7 +392,7 @@ class Position:
                 king_in = True
                 continue
             pieces += 1
-            points += 5 if base_type(t) in (BISHOP, ROOK) else 1
+            points += 5 if _base_type(t) in (BISHOP, ROOK) else 1
         for t in range(PAWN, KING):
             points += int(a.hands[us, t]) * (5 if t in (BISHOP, ROOK) else 1)
         return points, pieces, king_in

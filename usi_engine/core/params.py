@@ -30,6 +30,8 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveEvalMax", 3, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
+    Param("SingularDepth", 0, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off until its SPRT decides)"),
+    Param("SingularMargin", 2, 0, 16, 1, "singular extension: the other moves searched against TT value - margin*depth"),
     # pruning in the move loop (quiet moves)
     Param("LmpDepth", 8, 2, 16, 1, "move-count pruning up to this depth (plies)"),
     Param("LmpBase", 3, 0, 10, 1, "move-count pruning: quiets after base + depth^2 moves are skipped"),
@@ -47,7 +49,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrDiv", 150, 80, 300, 10, "reduction table divisor (x100)"),
     Param("LmrHistoryGood", 3591, 500, 7000, 250, "one ply less for quiets with history above this"),
     Param("LmrHistoryBad", 7183, 1000, 14000, 500, "one ply more for quiets with history below -this"),
-    Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off until its SPRT decides; 1 is under test)"),
+    Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off until its SPRT decides)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),

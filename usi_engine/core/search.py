@@ -11,6 +11,9 @@ Four classic techniques are switches, off by default (issue 13, docs/EXPERIMENTS
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
+Ideas still under test stand off by a tunable's default (params.py): the singular extension
+(SingularDepth), and LMR by `improving` and of losing captures (LmrNotImproving,
+LmrBadCaptures).
 """
 from collections import namedtuple
 import math
@@ -38,7 +41,7 @@ from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
                      SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX,
-                     SP_MATE1_DEPTH, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
+                     SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
@@ -123,6 +126,7 @@ SearchCtx = namedtuple("SearchCtx", [
     "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
     "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
                      # to it (perpetual check, superior/inferior hands): kept out of the TT
+    "excluded",      # int32[STACK]: the move a singular-extension search leaves out (0: none)
     "see_buf",       # int64[SEE_BUF]: scratch for SEE
     "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
     "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
@@ -144,7 +148,7 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
                     np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
-                    np.zeros(SEE_BUF, np.int64),
+                    np.zeros(STACK, np.int32), np.zeros(SEE_BUF, np.int64),
                     np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
     set_search_params(ctx, defaults() if sp is None else sp)
     return ctx
@@ -615,7 +619,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     key = pos.keys[pos_ply]
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     tt_v = value_from_tt(tt_value, ply) if hit else 0
-    if hit and not pv_node and tt_depth >= depth:
+    # a singular-extension search of this node without one move: no cutoff by the TT entry
+    # of the whole node, no pruning before the move loop, nothing stored
+    excluded = ctx.excluded[ply]
+    if hit and not pv_node and tt_depth >= depth and excluded == 0:
         if tt_bound == BOUND_EXACT or (tt_bound == BOUND_LOWER and tt_v >= beta) \
                 or (tt_bound == BOUND_UPPER and tt_v <= alpha):
             return tt_v
@@ -640,7 +647,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
     # within reach of MaxMovesToDraw the static eval says nothing about the result
     near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
-    if not in_check and not pv_node and not near_end:
+    if not in_check and not pv_node and not near_end and excluded == 0:
         if params[P_RAZORING] and d_plies <= 2 and static + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
@@ -684,10 +691,30 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         d_plies -= 1
 
     # move loop
+    extend_ok = ply < 2 * params[P_ROOT_DEPTH]
     if tt1 != 0 and not is_legal(pos, tt1):
         tt1 = 0
     if tt2 != 0 and not is_legal(pos, tt2):
         tt2 = 0
+    # singular extension: if no other move comes near the TT move's value, extend the TT move;
+    # if another move also beats beta, the node fails high at once (multi-cut). Searched
+    # before the picker starts, since the search of this node without tt1 uses this ply's
+    # move list, picker and killers.
+    singular = False
+    if sp[SP_SINGULAR_DEPTH] > 0 and d_plies >= sp[SP_SINGULAR_DEPTH] and tt1 != 0 and ply > 0 \
+            and excluded == 0 and (tt_bound & BOUND_LOWER) != 0 \
+            and tt_depth >= depth - 3 * ONE_PLY and abs(tt_v) < VALUE_MATE_IN_MAX and extend_ok:
+        s_beta = tt_v - sp[SP_SINGULAR_MARGIN] * d_plies
+        ctx.excluded[ply] = tt1
+        v = search(pos, ctx, s_beta - 1, s_beta, (depth - ONE_PLY) // 2, ply, cut_node)
+        ctx.excluded[ply] = 0
+        if ctx.stop[0] != 0:
+            return 0
+        ctx.stack_eval[ply] = static
+        if v < s_beta:
+            singular = True
+        elif s_beta >= beta:
+            return s_beta          # ctx.path_dep[ply] is that search's
     prev1 = _piece_to_before(ctx, ply, 1)
     prev2 = _piece_to_before(ctx, ply, 2)
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
@@ -711,7 +738,6 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     path_dep = 0
     move_count = 0
     skip_quiets = False
-    extend_ok = ply < 2 * params[P_ROOT_DEPTH]
     yss = extend_ok and _yss_on(params)
     yss_full = yss and pv_node and params[P_HALF_PLY_FULL] != 0
     while True:
@@ -743,6 +769,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if shallow_ordered:
             picker[PICK_SCORE] = _usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
                                               counter, prev1, prev2)
+        if m == excluded:
+            continue
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
@@ -778,6 +806,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ext = ONE_PLY // 2
             if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
+        if singular and m == tt1:
+            ext = ONE_PLY
         half_ply = _half_ply(m, tt1, ext) if yss else 0
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
@@ -833,7 +863,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             quiets_tried += 1
 
     if move_count == 0:
+        if excluded != 0:
+            return alpha           # the left-out move is the only one: singular
         return mated_in(ply)       # no legal move loses in shogi, in check or not
+    if excluded != 0:
+        ctx.path_dep[ply] = path_dep
+        return best
     if best >= beta and best_move != 0 and not is_tactical(pos.board, best_move):
         _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
