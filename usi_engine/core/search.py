@@ -11,9 +11,9 @@ Four classic techniques are switches, off by default (issue 13, docs/EXPERIMENTS
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
-Ideas still under test stand off by a tunable's default (params.py): the singular extension
-(SingularDepth), and LMR by `improving` and of losing captures (LmrNotImproving,
-LmrBadCaptures).
+Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): the
+singular extension (SingularDepth), LMR of losing captures (LmrBadCaptures) and one ply more
+of LMR where the evaluation is not improving (LmrNotImproving, measured negative).
 """
 from collections import namedtuple
 import math
@@ -41,7 +41,8 @@ from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
                      SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX,
-                     SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH, SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
+                     SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH,
+                     SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
