@@ -7,6 +7,7 @@ import math
 import os
 import random
 import sys
+import time
 from collections import Counter, defaultdict
 
 import pytest
@@ -316,6 +317,38 @@ def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
     _only_losses_for(result, "Slow", Reason.TIME_LOSS)
     log = open(os.path.join(cfg.out_dir, "logs", "Slow.log")).read()
     assert log.count("* start") == 1
+
+
+def test_a_slow_log_disk_costs_no_game_on_time(tmp_path, monkeypatch):
+    """Each log write stalls 150 ms, twice the margin: the engines answer at once, so no
+    game may be lost on time, and the log still gets every line."""
+    from usi_engine.match import usiproc
+
+    class SlowFile:
+        def __init__(self, file):
+            self._file = file
+
+        def writelines(self, lines):
+            time.sleep(0.15)
+            self._file.writelines(lines)
+
+        def __getattr__(self, name):
+            return getattr(self._file, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._file.close()
+
+    monkeypatch.setattr(usiproc, "open", lambda *a, **kw: SlowFile(open(*a, **kw)), raising=False)
+    engines = [spec(name, "random_engine.py", "--first-move", byoyomi=100) for name in ("Good", "Other")]
+    cfg = config(engines, tmp_path, games=2,
+                 concurrency=1, margin_ms=75, max_moves=16)
+    result = run_match(cfg)
+    assert [g.outcome.reason for g in result.games] == [Reason.MAX_MOVES] * 2
+    log = open(os.path.join(cfg.out_dir, "logs", "Good.log")).read()
+    assert log.count("< bestmove") == sum(len(g.moves) for g in result.games) // 2
 
 
 @pytest.mark.parametrize("flag,reason", [("--illegal-at", Reason.ILLEGAL_MOVE),

@@ -169,8 +169,9 @@ class Client:
 
     # --- lifetime -------------------------------------------------------------------------
     def close(self) -> None:
-        """``quit`` the engine (killed if it does not exit within 2 s)."""
+        """``quit`` the engine (killed if it does not exit within 2 s) and close its log."""
         self._proc.quit()
+        self._proc.log.close()
 
     def __enter__(self) -> "Client":
         return self

@@ -40,28 +40,43 @@ class EngineLog:
 
     It goes to a file (``path``), to memory (``memory=True``: a Ray worker keeps the
     lines and hands them to the driver with :meth:`drain`), or nowhere.
+
+    A file is written by a thread of its own. The reader threads stamp each line the
+    engine sends, and those stamps decide time losses, so they must never wait for the
+    disk: a flush that stalls for half a second (a loaded machine, a log of hundreds of
+    megabytes) used to delay the stamp of the next ``bestmove`` and forfeit the game.
     """
 
     def __init__(self, path: Optional[str], memory: bool = False) -> None:
         self._lock = threading.Lock()
-        self._file: Optional[IO[str]] = open(path, "a", encoding="utf-8") if path else None
         self._memory: Optional[list[str]] = [] if memory else None
         self._t0 = time.monotonic()
+        self._pending: Optional["queue.SimpleQueue[Optional[list[str]]]"] = None
+        self._writer: Optional[threading.Thread] = None
+        if path:
+            file = open(path, "a", encoding="utf-8")
+            self._pending = queue.SimpleQueue()
+            self._writer = threading.Thread(target=_write_batches, args=(file, self._pending),
+                                            name="engine-log", daemon=True)
+            self._writer.start()
 
-    def write(self, tag: str, direction: str, line: str) -> None:
-        """Log ``line``; ``direction`` is ``>`` (to engine), ``<`` (from), ``!`` (stderr)."""
-        if self._file is None and self._memory is None:
+    def write(self, tag: str, direction: str, line: str, stamp: Optional[float] = None) -> None:
+        """Log ``line``; ``direction`` is ``>`` (to engine), ``<`` (from), ``!`` (stderr).
+
+        ``stamp``: the ``time.monotonic()`` the line is logged at (default: now).
+        """
+        if self._pending is None and self._memory is None:
             return
-        self.write_lines([f"{time.monotonic() - self._t0:10.3f} {tag} {direction} {line}"])
+        when = time.monotonic() if stamp is None else stamp
+        self.write_lines([f"{when - self._t0:10.3f} {tag} {direction} {line}"])
 
     def write_lines(self, lines: Sequence[str]) -> None:
         """Append already formatted lines (those :meth:`drain` returned elsewhere)."""
         with self._lock:
             if self._memory is not None:
                 self._memory.extend(lines)
-            if self._file is not None:
-                self._file.writelines(line + "\n" for line in lines)
-                self._file.flush()
+            if self._pending is not None:
+                self._pending.put(list(lines))
 
     def drain(self) -> list[str]:
         """The lines kept in memory since the last call."""
@@ -70,10 +85,28 @@ class EngineLog:
         return lines
 
     def close(self) -> None:
+        """Write what is pending and close the file; later lines are dropped."""
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            pending, writer = self._pending, self._writer
+            self._pending = self._writer = None
+        if pending is not None and writer is not None:
+            pending.put(None)
+            writer.join()
+
+
+def _write_batches(file: IO[str], pending: "queue.SimpleQueue[Optional[list[str]]]") -> None:
+    """The log's writer thread: write and flush what has queued up, until ``None``."""
+    with file:
+        done = False
+        while not done:
+            batch = [pending.get()]
+            while not pending.empty():
+                batch.append(pending.get())
+            done = any(lines is None for lines in batch)
+            for lines in batch:
+                if lines is not None:
+                    file.writelines(line + "\n" for line in lines)
+            file.flush()
 
 
 @dataclass
@@ -151,9 +184,10 @@ class UsiProcess:
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
+                stamp = time.monotonic()   # first: this stamp can decide a time loss
                 line = raw.rstrip("\r\n")
-                self.log.write(self.tag, "<", line)
-                lines.put((time.monotonic(), line))
+                lines.put((stamp, line))
+                self.log.write(self.tag, "<", line, stamp)
         except (OSError, ValueError):
             pass
         lines.put((time.monotonic(), None))
