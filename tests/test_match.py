@@ -195,6 +195,10 @@ def test_schedule_plays_pairs_with_colours_swapped():
     for first, second in zip(rr[::2], rr[1::2]):     # a pair's games are neighbours
         assert (first.pair, first.black, first.white) == (second.pair, second.white, second.black)
     assert len(schedule(3, 2, [Opening()], gauntlet=True)) == 4
+    three = [Opening(), Opening(moves=("7g7f",)), Opening(moves=("2g2f",))]
+    plan = schedule(2, 6, three, opening_start=2)                  # from the third, wrapping
+    assert [g.opening_index for g in plan] == [2, 2, 0, 0, 1, 1]
+    assert [g.opening for g in plan[::2]] == [three[2], three[0], three[1]]
 
 
 def _random_game(sfen: str, plies: int) -> tuple[GameRecord, Referee]:
@@ -394,6 +398,16 @@ def test_sprt_prior_counts_earlier_runs(tmp_path):
     # every pair so far won: an infinite Elo, reported as such (not as nan)
     cfg = config([spec("A"), spec("B")], tmp_path / "wins", sprt=Sprt(0, 10, prior=(0, 0, 0, 0, 50)))
     assert "pairs 0-0-0-0-50, Elo +inf +- inf" in MatchResult(cfg, planned=2).report()
+
+
+def test_cli_opening_start(tmp_path, capsys):
+    base = ["--engine", "cmd=a", "--engine", "cmd=b", "--out", str(tmp_path)]
+    config_, _ = cli.build_config(cli.build_parser().parse_args(base + ["--opening-start", "101"]))
+    assert config_.opening_start == 100
+    assert cli.build_config(cli.build_parser().parse_args(base))[0].opening_start == 0
+    with pytest.raises(SystemExit):
+        cli.main(base + ["--opening-start", "0"])
+    assert "--opening-start counts from 1, got 0" in capsys.readouterr().err
 
 
 def test_cli_sprt_prior(tmp_path, capsys):

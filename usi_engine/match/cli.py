@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wait for usiok/readyok, e.g. numba compilation (default 120)")
     p.add_argument("--openings", metavar="FILE",
                    help="openings, one per line: startpos|sfen SFEN|SFEN [moves ...]")
+    p.add_argument("--opening-start", type=int, metavar="N",
+                   help="begin with the N-th opening (from 1) and wrap around: a continued "
+                        "test (--sprt-prior) starts where its earlier runs stopped")
     p.add_argument("--random-openings", type=int, metavar="PLIES",
                    help="random balanced openings of PLIES random legal moves")
     p.add_argument("--max-moves", type=int, metavar="N", help="draw after N plies (default 256)")
@@ -242,6 +245,15 @@ def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     return [Opening()]
 
 
+def opening_start(settings: Mapping[str, Any]) -> int:
+    """The index of ``--opening-start N`` (N counts from 1)."""
+    value = settings.get("opening_start")
+    n = 1 if value is None else int(value)
+    if n < 1:
+        raise ValueError(f"--opening-start counts from 1, got {n}")
+    return n - 1
+
+
 def concurrency(settings: Mapping[str, Any]) -> int:
     """Games at once: the flag, else the cores here (0 with --ray: the cluster's CPUs)."""
     if settings.get("concurrency"):
@@ -265,6 +277,7 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
         margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
         ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
+        opening_start=opening_start(settings),
         sprt=make_sprt(settings.get("sprt"), settings.get("sprt_prior")),
         out_dir=str(out_dir), event=str(settings["event"]),
         ray_address=settings.get("ray") or None,

@@ -100,6 +100,7 @@ class MatchConfig:
     move_timeout_ms: int = 60000
     ready_timeout_s: float = 120.0
     gauntlet: bool = False
+    opening_start: int = 0                 # index of the first pair's opening (wraps around)
     sprt: Optional[Sprt] = None
     out_dir: Optional[str] = None
     event: str = "usi_engine match"
@@ -221,13 +222,14 @@ def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
 
 
 def schedule(n_engines: int, games: int, openings: list[Opening],
-             gauntlet: bool = False) -> list[ScheduledGame]:
+             gauntlet: bool = False, opening_start: int = 0) -> list[ScheduledGame]:
     """``games`` games per pair of engines, in game pairs: one opening twice with
-    colours swapped, the two games next to each other (an odd last game is alone)."""
+    colours swapped, the two games next to each other (an odd last game is alone).
+    The openings are used in turn from index ``opening_start``, wrapping around."""
     plan: list[ScheduledGame] = []
     pair = 0
     for k in range((games + 1) // 2):
-        opening_index = k % len(openings)
+        opening_index = (opening_start + k) % len(openings)
         for a, b in pairings(n_engines, gauntlet):
             pair += 1
             for black, white in ((a, b), (b, a))[:min(2, games - 2 * k)]:
@@ -697,7 +699,8 @@ class Match:
 
     def __init__(self, config: MatchConfig) -> None:
         self.config = config
-        self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet)
+        self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet,
+                             config.opening_start)
         self.abort = threading.Event()
         self.logs = [EngineLog(self._log_path(e)) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
