@@ -92,3 +92,33 @@ def test_quiet_promotions_of_other_pieces_are_quiet():
     quiet_promos = [move_to_usi(m) for m in _generated(arrays, GEN_QUIETS) if m & (1 << 14)]
     for usi in ("8d8c+", "6d5b+", "4d4c+", "2e4c+", "9f9c+"):
         assert usi in quiet_promos
+
+
+def test_capture_history_moves_a_good_capture_by_its_weight():
+    """capture_score adds capture history * CaptureHistory / 64 to a capture that keeps its
+    material, and nothing while CaptureHistory is 0."""
+    from usi_engine.core.history import capture_history, update_capture
+    from usi_engine.core.params import SP_CAPTURE_HISTORY
+    arrays, ctx = tree("4k4/9/9/9/4p4/4R4/9/9/4K4 b - 1")   # the rook takes an undefended pawn
+    [m] = _generated(arrays, GEN_CAPTURES)
+    base = mp.capture_score(ctx, arrays.board, m)
+    assert base >= mp.SCORE_GOOD_CAPTURE
+    update_capture(ctx, arrays.board, m, 2000)
+    assert capture_history(ctx, arrays.board, m) == 2000
+    assert mp.capture_score(ctx, arrays.board, m) == base
+    ctx.sp[SP_CAPTURE_HISTORY] = 32
+    assert mp.capture_score(ctx, arrays.board, m) == base + 1000
+
+
+
+def test_a_cutoff_rewards_its_capture_and_penalises_the_captures_tried_before():
+    from usi_engine.core.history import capture_history, history_bonus
+    arrays, ctx = tree("4k4/9/9/9/4p4/4R4/9/9/4K4 b - 1")
+    [take] = _generated(arrays, GEN_CAPTURES)
+    quiet = next(m for m in _generated(arrays, GEN_QUIETS) if move_to_usi(m) == "5f5g")
+    bonus = history_bonus(ctx.sp, 4)
+    tried = np.array([take], np.int32)
+    cs._capture_stats(ctx, arrays.board, quiet, False, 4, tried, 1)   # a quiet move cut off
+    assert capture_history(ctx, arrays.board, take) == -bonus
+    cs._capture_stats(ctx, arrays.board, take, True, 4, tried, 0)     # then the capture did
+    assert capture_history(ctx, arrays.board, take) > -bonus + bonus // 2

@@ -318,7 +318,8 @@ def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing()
 
 
 @pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
-                                         ("LmrBadCaptures", 1), ("SingularDepth", 6)])
+                                         ("LmrBadCaptures", 1), ("SingularDepth", 6),
+                                         ("CaptureHistory", 32)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     set back to the search before its SPRT) do reach the search, and the defaults give the
@@ -338,6 +339,23 @@ def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     for move in result.info.pv:
         pos.push(move)
     assert think(searcher, Position(sfen), depth=9).info.nodes == default
+
+
+def test_capture_history_learns_only_when_it_orders(searcher):
+    """With CaptureHistory 0 the capture table stays empty (the default tree pays nothing for
+    it); with it on, the captures that cut off are rewarded."""
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    think(searcher, Position(sfen), depth=8)
+    table = searcher._contexts[0].capture
+    assert not table.any()
+    sp = defaults()
+    sp[INDEX["CaptureHistory"]] = 32
+    searcher.configure(search_params=sp)
+    try:
+        think(searcher, Position(sfen), depth=8)
+        assert (searcher._contexts[0].capture > 0).any()
+    finally:
+        searcher.configure(search_params=defaults())
 
 
 # --- transposition table -------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Move-ordering statistics: Butterfly, PieceTo (continuation) and CounterMove tables and
-killers, as YaneuraOu's movepick keeps them.
+"""Move-ordering statistics: Butterfly, PieceTo (continuation), CounterMove and capture
+tables and killers, as YaneuraOu's movepick keeps them.
 
 Every history entry moves by the bounded rule  entry += bonus - entry * |bonus| / D,
 which keeps it within [-D, D] as long as |bonus| <= D: large entries saturate instead of
@@ -9,11 +9,14 @@ from collections import namedtuple
 
 import numpy as np
 
-from .types import jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY, move_to, move_from, moved_piece_after
+from .types import (jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY, move_to, move_from, moved_piece,
+                    moved_piece_after, type_of)
 from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX
 
 BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
 CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
+CAPTURE_D = 10692       # capture[piece, to, captured type]
+TYPE_NB = 16            # a piece type (types.type_of) fits in four bits
 PIECE_TO = PIECE_NB * NSQ
 
 Histories = namedtuple("Histories", [
@@ -21,6 +24,8 @@ Histories = namedtuple("Histories", [
     "continuation",  # int32[PIECE_TO, PIECE_TO]: indexed by a previous move and this move
     "counter",       # int32[PIECE_TO]: the refutation last seen for a previous move
     "killers",       # int32[MAX_PLY + 8, 2]
+    "capture",       # int32[PIECE_NB, 81, TYPE_NB]: captures (and pawn promotions) by the
+                     # moving piece, its destination and what it takes
 ])
 
 
@@ -28,7 +33,8 @@ def new_histories() -> Histories:
     return Histories(np.zeros((2, FROM_NB, NSQ), np.int32),
                      np.zeros((PIECE_TO, PIECE_TO), np.int32),
                      np.zeros(PIECE_TO, np.int32),
-                     np.zeros((MAX_PLY + 8, 2), np.int32))
+                     np.zeros((MAX_PLY + 8, 2), np.int32),
+                     np.zeros((PIECE_NB, NSQ, TYPE_NB), np.int32))
 
 
 def clear_histories(h: Histories) -> None:
@@ -80,3 +86,20 @@ def quiet_score(h, color, m, prev1, prev2):
     if prev2 >= 0:
         s += h.continuation[prev2, pt]
     return s
+
+
+@jit()
+def update_capture(h, board, m, bonus):
+    """Apply `bonus` to the tactical move m (captures and pawn promotions), on the board
+    before it is made."""
+    p = moved_piece(m)
+    to = move_to(m)
+    victim = type_of(board[to])
+    h.capture[p, to, victim] = bounded_update(h.capture[p, to, victim], bonus, CAPTURE_D)
+
+
+@jit(inline="always")
+def capture_history(h, board, m):
+    """The capture-history entry of the tactical move m, on the board before it is made."""
+    to = move_to(m)
+    return h.capture[moved_piece(m), to, type_of(board[to])]

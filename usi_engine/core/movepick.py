@@ -1,4 +1,5 @@
-"""Move ordering, in stages: TT best, TT second-best, good captures (MVV-LVA), killers,
+"""Move ordering, in stages: TT best, TT second-best, good captures (MVV-LVA, and capture
+history when CaptureHistory is set), killers,
 the CounterMove of the previous move, quiet moves and drops by Butterfly and continuation
 history, and losing captures last.  Each stage is generated only when the ones before it
 did not cut off, and picked best-first by partial selection.  In check, all evasions are
@@ -9,7 +10,8 @@ import numpy as np
 from .types import jit, PAWN, PROMOTED, base_type, type_of, move_to, moved_piece, is_promotion
 from .attacks import is_attacked
 from .weights import TYPE_VALUE, HAND_VALUE
-from .history import quiet_score
+from .history import quiet_score, capture_history
+from .params import SP_CAPTURE_HISTORY
 from .see import see
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
@@ -45,9 +47,10 @@ def material_gain(board, m):
 
 
 @jit()
-def capture_score(board, m, buf):
-    """MVV-LVA among the captures that do not lose material by SEE; the others go last,
-    ordered by what the exchange loses.  buf: SEE scratch (see.SEE_BUF)."""
+def capture_score(ctx, board, m):
+    """MVV-LVA among the captures that do not lose material by SEE, plus their capture
+    history weighted by CaptureHistory/64; the others go last, ordered by what the exchange
+    loses."""
     victim = TYPE_VALUE[type_of(board[move_to(m)])]
     t = type_of(moved_piece(m))
     attacker = TYPE_VALUE[t]
@@ -55,10 +58,14 @@ def capture_score(board, m, buf):
     if is_promotion(m):
         promo = TYPE_VALUE[t + PROMOTED] - attacker
     gain = victim + promo
-    s = see(board, m, buf)
+    s = see(board, m, ctx.see_buf)
     if s < 0:
         return SCORE_BAD_CAPTURE + s
-    return SCORE_GOOD_CAPTURE + gain * 16 - attacker // 16
+    score = SCORE_GOOD_CAPTURE + gain * 16 - attacker // 16
+    weight = ctx.sp[SP_CAPTURE_HISTORY]
+    if weight != 0:
+        score += capture_history(ctx, board, m) * weight // 64
+    return score
 
 
 @jit()
@@ -73,7 +80,7 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, p
         elif m == tt2:
             scores[i] = SCORE_TT2
         elif is_tactical(board, m):
-            scores[i] = capture_score(board, m, ctx.see_buf)
+            scores[i] = capture_score(ctx, board, m)
         elif m == k1:
             scores[i] = SCORE_KILLER1
         elif m == k2:
@@ -173,7 +180,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
         elif stage == STAGE_CAPTURES_GEN:
             n = generate(pos, moves, GEN_CAPTURES, False)
             for i in range(n):
-                scores[i] = capture_score(pos.board, moves[i], ctx.see_buf)
+                scores[i] = capture_score(ctx, pos.board, moves[i])
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
             pk[PICK_N] = n

@@ -30,7 +30,7 @@ from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has
 from .evaluate import evaluate
 from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
-from .history import update_quiet, history_bonus, piece_to
+from .history import update_quiet, update_capture, history_bonus, piece_to
 from .correction import correction, update_correction
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
                        picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
@@ -46,7 +46,7 @@ from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FU
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
-                     SP_LMR_BAD_CAPTURES, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE,
+                     SP_LMR_BAD_CAPTURES, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
                      SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
                      SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
                      SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
@@ -60,6 +60,7 @@ REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
 STACK = MAX_PLY + 8
 LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
+CAPTURES_KEPT = 32             # ... and captures, for the capture-history penalty
 
 # ctx.params fields (set by the Python driver)
 P_GENERATION = 0
@@ -110,7 +111,7 @@ SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual r
 
 SearchCtx = namedtuple("SearchCtx", [
     "tt",            # uint64[N, 3], shared by all threads
-    "butterfly", "continuation", "counter", "killers",   # this thread's history (history.py)
+    "butterfly", "continuation", "counter", "killers", "capture",  # this thread's history
     "corr_kings", "corr_hands", "corr_cont",             # ... and correction history (correction.py)
     "moves",         # int32[STACK, MAX_MOVES]: move list per ply
     "scores",        # int64[STACK, MAX_MOVES]: ordering scores per ply
@@ -119,6 +120,7 @@ SearchCtx = namedtuple("SearchCtx", [
     "stack_eval",    # int64[STACK]: static eval per ply
     "stack_pt",      # int64[STACK]: continuation index of the move made at each ply (-1 none)
     "quiets",        # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
+    "captures",      # int32[STACK, CAPTURES_KEPT]: tactical moves tried per ply
     "picker",        # int64[STACK, PICK_NB]: move picker state per ply (movepick.py)
     "root_moves",    # int32[MAX_MOVES]
     "root_scores",   # int64[MAX_MOVES]
@@ -141,11 +143,13 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
     from .history import new_histories
     from .correction import new_corrections
     h = new_histories()
-    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers, *new_corrections(),
+    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers, h.capture,
+                    *new_corrections(),
                     np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
                     np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
                     np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, PICK_NB), np.int64),
+                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, CAPTURES_KEPT), np.int32),
+                    np.zeros((STACK, PICK_NB), np.int64),
                     np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
                     np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
                     np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
@@ -579,6 +583,17 @@ def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
         ctx.counter[prev1] = m
 
 
+@jit()
+def _capture_stats(ctx, board, best_move, tactical, d_plies, tried, n_tried):
+    """At a cutoff (CaptureHistory on): reward the capture that cut off; penalise the
+    captures tried before the move that did."""
+    bonus = history_bonus(ctx.sp, d_plies)
+    if tactical:
+        update_capture(ctx, board, best_move, bonus)
+    for j in range(n_tried):
+        update_capture(ctx, board, tried[j], -bonus)
+
+
 @jit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64))
 def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
@@ -736,6 +751,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     best = -VALUE_INF
     best_move = 0
     quiets_tried = 0
+    captures_tried = 0
     path_dep = 0
     move_count = 0
     skip_quiets = False
@@ -862,6 +878,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if quiet and m != best_move and quiets_tried < QUIETS_KEPT:
             ctx.quiets[ply, quiets_tried] = m    # penalised if a later move cuts off
             quiets_tried += 1
+        elif not quiet and m != best_move and captures_tried < CAPTURES_KEPT:
+            ctx.captures[ply, captures_tried] = m
+            captures_tried += 1
 
     if move_count == 0:
         if excluded != 0:
@@ -870,8 +889,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if excluded != 0:
         ctx.path_dep[ply] = path_dep
         return best
-    if best >= beta and best_move != 0 and not is_tactical(pos.board, best_move):
-        _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
+    if best >= beta and best_move != 0:
+        tactical = is_tactical(pos.board, best_move)
+        if not tactical:
+            _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
+        if sp[SP_CAPTURE_HISTORY] != 0:
+            _capture_stats(ctx, pos.board, best_move, tactical, d_plies, ctx.captures[ply], captures_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
     ctx.path_dep[ply] = path_dep
     if not _osl_proves(osl, bound):

@@ -108,7 +108,7 @@ def bonapieces(board: np.ndarray, hands: np.ndarray, perspective: int,
     out = []
     for sq in range(NSQ):
         p = int(board[sq])
-        if p == 0 or ((p & 15) == KING and not kings):
+        if p == 0 or ((p & ~WHITE_BIT) == KING and not kings):   # a king of either colour
             continue
         out.append(int(BOARD_BONA[perspective, p, sq]))
     for color in (BLACK, WHITE):
