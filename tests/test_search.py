@@ -318,12 +318,12 @@ def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing()
 
 
 @pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
-                                         ("LmrBadCaptures", 1), ("SingularDepth", 6),
+                                         ("LmrBadCaptures", 1), ("SingularDepth", 0),
                                          ("CaptureHistory", 32)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
-    set back to the search before its SPRT) do reach the search, and the defaults give the
-    default tree again."""
+    and SingularDepth set back to the search before their SPRTs) do reach the search, and
+    the defaults give the default tree again."""
     sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()

@@ -30,7 +30,7 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveEvalMax", 3, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
-    Param("SingularDepth", 0, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off until its SPRT decides; 6 is under test, docs/bench.md)"),
+    Param("SingularDepth", 6, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off)"),
     Param("SingularMargin", 2, 0, 16, 1, "singular extension: the other moves searched against TT value - margin*depth"),
     # pruning in the move loop (quiet moves)
     Param("LmpDepth", 8, 2, 16, 1, "move-count pruning up to this depth (plies)"),

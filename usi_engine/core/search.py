@@ -1,7 +1,8 @@
 """Alpha-beta search: PVS with quiescence, a shared TT of best and second-best moves,
 sennichite and perpetual-check scoring, history-driven ordering and reductions, a static
-evaluation corrected by what earlier searches found it missed (correction.py), and
-quiescence nodes that look for a mate in one before they stand pat.
+evaluation corrected by what earlier searches found it missed (correction.py), a singular
+extension of the TT move with multi-cut, and quiescence nodes that look for a mate in one
+before they stand pat.
 
 Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by half a ply,
 as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
@@ -11,9 +12,10 @@ Four classic techniques are switches, off by default (issue 13, docs/EXPERIMENTS
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
-Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): the
-singular extension (SingularDepth), LMR of losing captures (LmrBadCaptures) and one ply more
-of LMR where the evaluation is not improving (LmrNotImproving, measured negative).
+Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
+of losing captures (LmrBadCaptures), capture history in the order of captures
+(CaptureHistory) and one ply more of LMR where the evaluation is not improving
+(LmrNotImproving, measured negative).
 """
 from collections import namedtuple
 import math
