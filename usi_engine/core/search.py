@@ -785,11 +785,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
+        if m == excluded:
+            continue
         if shallow_ordered:
             picker[PICK_SCORE] = _usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
                                               counter, prev1, prev2)
-        if m == excluded:
-            continue
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
