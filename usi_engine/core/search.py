@@ -13,8 +13,8 @@ multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HA
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
-of losing captures (LmrBadCaptures), capture history in the order of captures
-(CaptureHistory) and one ply more of LMR where the evaluation is not improving
+of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
+(CaptureHistory, undecided) and one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative).
 """
 from collections import namedtuple
