@@ -317,9 +317,35 @@ def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing()
     assert ctt.probe(ctx.tt, key)[0]
 
 
+def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
+    """A node whose capture wins a rook: with ProbCut on, the shallower search of that capture
+    beats beta + ProbCutMargin and ends the node, whose TT entry is then a lower bound from
+    ProbCut's depth, with the capture as its move; with it off the node is searched to its
+    full depth (less the ply of internal iterative reduction, since it has no TT move)."""
+    sfen = "4k4/9/9/9/4r4/9/9/4R4/4K4 b - 1"              # 5h5e takes an unguarded rook
+    capture = Position(sfen).parse_move("5h5e")
+    depth = 6 * cs.ONE_PLY
+    found = {}
+    for probcut in (0, 5):
+        arrays, ctx = tree(sfen)
+        sp = defaults()
+        sp[INDEX["ProbCutDepth"]] = probcut
+        cs.set_search_params(ctx, sp)
+        ctx.stack_pt[0] = 0                                 # as if a move led here
+        key = arrays.keys[arrays.st[cb.ST_PLY]]
+        v = cs.search(arrays, ctx, -1, 0, depth, 1, 1)
+        hit, move, _m2, value, _e, tt_depth, bound = ctt.probe(ctx.tt, key)
+        assert hit and move == capture and bound == ctt.BOUND_LOWER and v >= 0
+        found[probcut] = (v, tt_depth)
+    v, tt_depth = found[5]
+    assert tt_depth == depth - (cs.PROBCUT_SHALLOWER - 1) * cs.ONE_PLY
+    assert found[0][1] >= depth - cs.ONE_PLY                # (internal iterative reduction)
+    assert v >= defaults()[INDEX["ProbCutMargin"]]
+
+
 @pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
                                          ("LmrBadCaptures", 1), ("SingularDepth", 0),
-                                         ("CaptureHistory", 32)])
+                                         ("CaptureHistory", 32), ("ProbCutDepth", 5)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     and SingularDepth set back to the search before their SPRTs) do reach the search, and

@@ -14,8 +14,8 @@ P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
-(CaptureHistory, undecided) and one ply more of LMR where the evaluation is not improving
-(LmrNotImproving, measured negative).
+(CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
+(LmrNotImproving, measured negative) and ProbCut (ProbCutDepth, under test).
 """
 from collections import namedtuple
 import math
@@ -42,7 +42,8 @@ from .mate import mate_in_1, MATE_BUF_SIZE
 from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
-                     SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX,
+                     SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX, SP_PROB_CUT_DEPTH,
+                     SP_PROB_CUT_MARGIN,
                      SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH,
                      SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
@@ -63,6 +64,7 @@ STACK = MAX_PLY + 8
 LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
 QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
 CAPTURES_KEPT = 32             # ... and captures, for the capture-history penalty
+PROBCUT_SHALLOWER = 4          # ProbCut's search is this many plies shallower than its node
 
 # ctx.params fields (set by the Python driver)
 P_GENERATION = 0
@@ -518,6 +520,15 @@ def null_move_reduction(sp, d_plies, static, beta):
 
 
 @jit()
+def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
+    """ProbCut is on, the node deep enough, beta no mate score, and no TT entry from a
+    search at least as deep as ProbCut's saying the node stays below its bar."""
+    if sp[SP_PROB_CUT_DEPTH] == 0 or d_plies < sp[SP_PROB_CUT_DEPTH] or abs(beta) >= VALUE_MATE_IN_MAX:
+        return False
+    return not (hit and tt_depth >= depth - (PROBCUT_SHALLOWER - 1) * ONE_PLY and tt_v < pc_beta)
+
+
+@jit()
 def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving):
     """Plies a late move is searched shallower by: the table's, by depth and move number;
     one less at PV nodes and for a move whose history is good; one more at an expected cut
@@ -687,6 +698,35 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if v >= beta:
                 ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                 return beta if v >= VALUE_MATE_IN_MAX else v
+        # ProbCut: a capture that beats beta by a margin in a search PROBCUT_SHALLOWER plies
+        # shallower very likely beats beta in the full one. Not where the TT already says a
+        # search that deep stays below that bar.
+        pc_beta = beta + sp[SP_PROB_CUT_MARGIN]
+        if _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
+            moves = ctx.moves[ply]
+            scores = ctx.scores[ply]
+            n = generate(pos, moves, GEN_CAPTURES, False)
+            score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, -1, -1)
+            pc_depth = depth - PROBCUT_SHALLOWER * ONE_PLY
+            for i in range(n):
+                m = pick_next(moves, scores, i, n)
+                if see(pos.board, m, ctx.see_buf) < pc_beta - static:
+                    continue       # even the exchange's gain leaves it short of the bar
+                ctx.stack_pt[ply] = piece_to(m)
+                do_move(pos, m)
+                # a quiescence search first: most captures fail there, cheaply
+                v = -qsearch(pos, ctx, -pc_beta, -pc_beta + 1, ply + 1)
+                if v >= pc_beta and pc_depth >= ONE_PLY:
+                    v = -search(pos, ctx, -pc_beta, -pc_beta + 1, pc_depth, ply + 1, 1 - cut_node)
+                undo_move(pos)
+                if ctx.stop[0] != 0:
+                    return 0
+                if v >= pc_beta:
+                    ctx.path_dep[ply] = ctx.path_dep[ply + 1]
+                    if ctx.path_dep[ply] == 0:
+                        store(ctx.tt, key, m, value_to_tt(v, ply), raw, pc_depth + ONE_PLY,
+                              BOUND_LOWER, params[P_GENERATION])
+                    return v
 
     # multi-iterative deepening: iterations from a shallow depth leave a move to try first
     if _mid_wanted(ctx, hit, d_plies):
