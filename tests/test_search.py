@@ -283,22 +283,24 @@ def test_null_move_reduction_grows_with_the_margin_over_beta():
     assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
 
 
-def test_late_move_reduction_adds_a_ply_where_not_improving():
+def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_capture():
     _, ctx = tree("ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1")
     sp = defaults()
     good, bad = sp[INDEX["LmrHistoryGood"]] + 1, -sp[INDEX["LmrHistoryBad"]] - 1
 
-    def lmr(history=0, pv=False, cut=0, improving=True):
-        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving)
+    def lmr(history=0, pv=False, cut=0, improving=True, tt_capture=False):
+        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture)
 
     base = lmr()
     assert base == ctx.reductions[10, 20] > 1
     assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - 1, base + 1, base - 1, base + 1)
-    assert lmr(improving=False) == base                     # off by default
-    sp[INDEX["LmrNotImproving"]] = 1                        # the setting under test
+    assert lmr(improving=False) == lmr(tt_capture=True) == base     # off by default
+    sp[INDEX["LmrNotImproving"]] = 1                        # the settings under test
+    sp[INDEX["LmrTtCapture"]] = 1
     cs.set_search_params(ctx, sp)
     assert (lmr(improving=False), lmr(improving=True)) == (base + 1, base)
-    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True) == 0      # never below zero
+    assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - 1 == base + 1
+    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0   # never below zero
 
 
 def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing():
@@ -345,7 +347,8 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
 
 @pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
                                          ("LmrBadCaptures", 1), ("SingularDepth", 0),
-                                         ("CaptureHistory", 32), ("ProbCutDepth", 5)])
+                                         ("CaptureHistory", 32), ("ProbCutDepth", 5),
+                                         ("SingularNegative", 1), ("LmrTtCapture", 1)])
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     and SingularDepth set back to the search before their SPRTs) do reach the search, and

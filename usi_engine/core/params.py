@@ -34,6 +34,7 @@ PARAMS: tuple[Param, ...] = (
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
     Param("SingularDepth", 6, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off)"),
     Param("SingularMargin", 2, 0, 16, 1, "singular extension: the other moves searched against TT value - margin*depth"),
+    Param("SingularNegative", 0, 0, 2, 1, "plies the TT move is searched shallower where it is not singular and a cutoff is expected (TT value at or above beta, or a cut node; 0: off until its SPRT decides)"),
     # pruning in the move loop (quiet moves)
     Param("LmpDepth", 8, 2, 16, 1, "move-count pruning up to this depth (plies)"),
     Param("LmpBase", 3, 0, 10, 1, "move-count pruning: quiets after base + depth^2 moves are skipped"),
@@ -53,6 +54,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrHistoryBad", 7183, 1000, 14000, 500, "one ply more for quiets with history below -this"),
     Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off; 1 measured +0.7 +- 13.3 Elo in 2,400 games, docs/bench.md)"),
+    Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off until its SPRT decides)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
     Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),

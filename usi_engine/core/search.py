@@ -15,7 +15,9 @@ search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
-(LmrNotImproving, measured negative) and ProbCut (ProbCutDepth, under test).
+(LmrNotImproving, measured negative), ProbCut (ProbCutDepth, under test), a shallower search
+of a TT move that is not singular where a cutoff is expected (SingularNegative) and more LMR
+after a capturing TT move (LmrTtCapture).
 """
 from collections import namedtuple
 import math
@@ -49,7 +51,7 @@ from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FU
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
                      SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
-                     SP_LMR_BAD_CAPTURES, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
+                     SP_LMR_BAD_CAPTURES, SP_LMR_TT_CAPTURE, SP_SINGULAR_NEGATIVE, SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
                      SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
                      SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
                      SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
@@ -529,11 +531,13 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
 
 
 @jit()
-def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving):
+def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving,
+                        tt_capture):
     """Plies a late move is searched shallower by: the table's, by depth and move number;
     one less at PV nodes and for a move whose history is good; one more at an expected cut
     node and for a move whose history is bad; LmrNotImproving more where the static
-    evaluation is no better than two plies before, since fewer moves there will fail high."""
+    evaluation is no better than two plies before, since fewer moves there will fail high;
+    LmrTtCapture more where the TT move is a capture, which the later moves rarely beat."""
     sp = ctx.sp
     r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
     if pv_node:
@@ -546,6 +550,8 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
         r += 1
     if not improving:
         r += sp[SP_LMR_NOT_IMPROVING]
+    if tt_capture:
+        r += sp[SP_LMR_TT_CAPTURE]
     return max(r, 0)
 
 
@@ -754,11 +760,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         tt1 = 0
     if tt2 != 0 and not is_legal(pos, tt2):
         tt2 = 0
+    tt_capture = tt1 != 0 and is_tactical(pos.board, tt1)
     # singular extension: if no other move comes near the TT move's value, extend the TT move;
     # if another move also beats beta, the node fails high at once (multi-cut). Searched
     # before the picker starts, since the search of this node without tt1 uses this ply's
     # move list, picker and killers.
-    singular = False
+    tt_ext = 0                 # the TT move's extension by the singular test
     if sp[SP_SINGULAR_DEPTH] > 0 and d_plies >= sp[SP_SINGULAR_DEPTH] and tt1 != 0 and ply > 0 \
             and excluded == 0 and (tt_bound & BOUND_LOWER) != 0 \
             and tt_depth >= depth - 3 * ONE_PLY and abs(tt_v) < VALUE_MATE_IN_MAX and extend_ok:
@@ -770,9 +777,13 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             return 0
         ctx.stack_eval[ply] = static
         if v < s_beta:
-            singular = True
+            tt_ext = ONE_PLY       # singular
         elif s_beta >= beta:
             return s_beta          # ctx.path_dep[ply] is that search's
+        elif tt_v >= beta or cut_node:
+            # another move comes near it, and a cutoff is expected anyway: if the TT move
+            # does not give it at less depth, another move will (SingularNegative)
+            tt_ext = -sp[SP_SINGULAR_NEGATIVE] * ONE_PLY
     prev1 = _piece_to_before(ctx, ply, 1)
     prev2 = _piece_to_before(ctx, ply, 2)
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
@@ -865,8 +876,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ext = ONE_PLY // 2
             if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
-        if singular and m == tt1:
-            ext = ONE_PLY
+        if tt_ext != 0 and m == tt1:
+            ext = tt_ext
         half_ply = _half_ply(m, tt1, ext) if yss else 0
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
@@ -883,7 +894,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0)):
                 r = late_move_reduction(ctx, d_plies, move_count,
                                         picker[PICK_SCORE] if quiet else 0, pv_node, cut_node,
-                                        improving)
+                                        improving, tt_capture)
                 if new_depth - r * ONE_PLY < ONE_PLY:
                     r = (new_depth - ONE_PLY) // ONE_PLY
                     if r < 0:
