@@ -15,7 +15,7 @@ search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
-(LmrNotImproving, measured negative), ProbCut (ProbCutDepth, under test), a shallower search
+(LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative) and more LMR
 after a capturing TT move (LmrTtCapture).
 """
