@@ -336,7 +336,7 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         ctx.stack_pt[0] = 0                                 # as if a move led here
         key = arrays.keys[arrays.st[cb.ST_PLY]]
         v = cs.search(arrays, ctx, -1, 0, depth, 1, 1)
-        hit, move, _m2, value, _e, tt_depth, bound = ctt.probe(ctx.tt, key)
+        hit, move, _m2, _v, _e, tt_depth, bound = ctt.probe(ctx.tt, key)
         assert hit and move == capture and bound == ctt.BOUND_LOWER and v >= 0
         found[probcut] = (v, tt_depth)
     v, tt_depth = found[5]
