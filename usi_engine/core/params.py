@@ -28,7 +28,7 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveDiv", 4, 2, 8, 1, "null-move reduction: depth divisor"),
     Param("NullMoveEvalDiv", 200, 50, 600, 20, "null-move reduction: one ply more per this much of static above beta"),
     Param("NullMoveEvalMax", 3, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
-    Param("ProbCutDepth", 0, 0, 12, 1, "ProbCut from this depth (plies; 0: off; 5 measured +8.7 +- 14.5 Elo in 2,188 games, undecided, docs/bench.md)"),
+    Param("ProbCutDepth", 0, 0, 12, 1, "ProbCut from this depth (plies; 0: off; 5 measured +7.2 +- 13.0 Elo in 2,643 games, undecided, docs/bench.md)"),
     Param("ProbCutMargin", 200, 50, 500, 20, "ProbCut: a capture that beats beta + this in a search 4 plies shallower cuts off"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
