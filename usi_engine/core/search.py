@@ -16,8 +16,8 @@ Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/ben
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
-of a TT move that is not singular where a cutoff is expected (SingularNegative) and more LMR
-after a capturing TT move (LmrTtCapture).
+of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
+and more LMR after a capturing TT move (LmrTtCapture, undecided).
 """
 from collections import namedtuple
 import math
