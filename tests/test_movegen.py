@@ -15,9 +15,10 @@ import shogi
 from usi_engine.position import Position, move_to_usi
 from usi_engine.core import board as cb
 from usi_engine.core.perft import perft
-from usi_engine.core.movegen import (generate, is_legal, gives_check, GEN_ALL, GEN_CAPTURES,
-                                     GEN_QUIETS)
-from usi_engine.core.types import MAX_MOVES, DROP_BASE
+from usi_engine.core.movegen import (generate, is_legal, gives_check, has_legal_move, GEN_ALL,
+                                     GEN_CAPTURES, GEN_QUIETS)
+from usi_engine.core.types import MAX_MOVES, DROP_BASE, move_to
+from usi_engine.core.attacks import piece_attacks
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
 SUITE_NODE_LIMIT = 5_000_000        # counts above this are left to scripts/perft.py --suite
@@ -239,15 +240,43 @@ def test_random_is_legal_agrees_with_generation(random_positions):
 
 
 def test_random_gives_check_agrees_with_doing_the_move(random_positions):
+    # gives_check and do_move's check flag look only at the moved piece and the line through
+    # the square it left; in_check_now scans every attacker of the king on the board after it
+    checks = discovered = 0
     for sfen, _, _ in random_positions[::2]:
         pos = Position(sfen)
         a = pos.arrays
-        for m in gen(pos):
+        for m in gen(pos, GEN_ALL, True):
             predicted = bool(gives_check(a, np.int32(m)))
             cb.do_move(a, np.int32(m))
-            actual = pos.is_check()
+            flagged = pos.is_check()
+            actual = bool(cb.in_check_now(a))
+            to = move_to(m)
+            direct = piece_attacks(a.board, to, a.board[to], a.st[cb.ST_KING + a.st[cb.ST_SIDE]])
             cb.undo_move(a)
-            assert predicted == actual, (sfen, move_to_usi(m))
+            assert predicted == actual == flagged, (sfen, move_to_usi(m))
+            checks += actual
+            discovered += actual and not direct
+    assert checks > 100 and discovered > 0
+
+
+def test_has_legal_move_agrees_with_generation_after_every_check(random_positions):
+    # has_legal_move looks for one evasion at a time; generate lists them all
+    buf = np.zeros(MAX_MOVES, np.int32)
+    mated = escaped = 0
+    for sfen, _, _ in random_positions:
+        pos = Position(sfen)
+        a = pos.arrays
+        for m in gen(pos, GEN_ALL, True):
+            if not gives_check(a, np.int32(m)):
+                continue
+            cb.do_move(a, np.int32(m))
+            expected = generate(a, buf, GEN_ALL, True) > 0
+            assert bool(has_legal_move(a, buf)) == expected, (sfen, move_to_usi(m))
+            cb.undo_move(a)
+            mated += not expected
+            escaped += expected
+    assert mated > 10 and escaped > 1000
 
 
 def test_random_staged_generation_partitions_all(random_positions):

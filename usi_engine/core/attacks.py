@@ -177,3 +177,32 @@ def pin_direction(board, ksq, sq, us):
                 return d
             return -1
     return -1
+
+
+@jit()
+def attacks_along(board, sq, d, by):
+    """True if the first piece from `sq` in direction `d` is one of `by`'s and attacks `sq`."""
+    bit = 1 << OPPOSITE[d]
+    for k in range(RAY_LEN[sq, d]):
+        p = board[RAY[sq, d, k]]
+        if p != 0:
+            if color_of(p) != by:
+                return False
+            return ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit) != 0
+    return False
+
+
+@jit()
+def checks_after(board, frm, to, ksq, by):
+    """Is the king on `ksq` attacked once `by` has moved a piece from `frm` (NSQ or more for a
+    drop) to `to` on `board` (already played)?  It was not attacked before, so only the moved
+    piece or a line through the emptied `frm` can attack it: one ray instead of is_attacked's
+    eight and the knights."""
+    if ksq < 0:
+        return False
+    if piece_attacks(board, to, board[to], ksq):
+        return True
+    if frm >= NSQ:
+        return False
+    d = LINE_DIR[ksq, frm]
+    return d >= 0 and attacks_along(board, ksq, d, by)

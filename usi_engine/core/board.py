@@ -12,7 +12,7 @@ import numpy as np
 from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
                     base_type, move_to, move_from, moved_piece, moved_piece_after, color_of,
                     type_of)
-from .attacks import is_attacked
+from .attacks import is_attacked, checks_after
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 from .network import NetArrays, no_network, accumulator_stack, scratch
 
@@ -185,7 +185,7 @@ def do_move(pos, m):
     pos.keys[ply] = bkey ^ hkey
     pos.hand_packs[ply, 0] = pack_hand(hands, 0)
     pos.hand_packs[ply, 1] = pack_hand(hands, 1)
-    pos.checks[ply] = in_check_now(pos)
+    pos.checks[ply] = 1 if checks_after(board, frm, to, st[ST_KING + 1 - us], us) else 0
     pos.acc_ok[ply, 0] = 0      # the accumulators follow lazily (core/nnue.py)
     pos.acc_ok[ply, 1] = 0
 

@@ -5,14 +5,15 @@ Moves are made legal at generation: a king never steps into an attack, a pinned 
 stays on its pin line, and in check every move must capture the checker or block it.
 Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
+import numpy as np
 
-from .types import (jit, NSQ, BLACK, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
+from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
                     DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of, move_to,
                     move_from, moved_piece, moved_piece_after, is_promotion, make_piece,
                     color_of, type_of)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
-                      pin_direction)
+                      pin_direction, checks_after)
 from .board import ST_SIDE, ST_PLY, ST_KING
 
 GEN_ALL = 0          # every legal move
@@ -289,13 +290,83 @@ def generate_legal(pos, out, all_promos):
 
 @jit()
 def has_legal_move(pos, buf):
-    """True if the side to move has any legal move.  In check, king steps are tried first:
-    most checks are escaped that way, and then no list needs generating."""
+    """True if the side to move has any legal move.  In check, the evasions are looked for
+    one at a time (the mate probe asks this after most checks it cannot refute at once);
+    otherwise the list is generated into `buf`."""
     us = pos.st[ST_SIDE]
     ksq = pos.st[ST_KING + us]
-    if ksq >= 0 and pos.checks[pos.st[ST_PLY]] and king_can_step(pos.board, ksq, 1 - us):
-        return True
+    if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
+        return has_evasion(pos, us, ksq)
     return generate(pos, buf, GEN_ALL, False) > 0
+
+
+@jit()
+def has_evasion(pos, us, ksq):
+    """Has `us`, in check on ksq, a legal move?  The king steps away or takes the checker;
+    or, against a single checker, another piece takes it or, against a slider, moves or
+    is dropped between: the moves generate() would list, but stopping at the first."""
+    board = pos.board
+    them = 1 - us
+    if king_can_step(board, ksq, them):
+        return True
+    n_checkers, checker = count_checkers(board, ksq, them)
+    if n_checkers >= 2:
+        return False
+    if _piece_can_go(board, checker, us, ksq):
+        return True
+    d = LINE_DIR[ksq, checker]
+    if d < 0 or LINE_DIST[ksq, checker] <= 1:
+        return False                        # a knight or a contact check: no interposing
+    have = hand_mask(pos.hands, us)
+    for k in range(LINE_DIST[ksq, checker] - 1):
+        to = RAY[ksq, d, k]
+        if _piece_can_go(board, to, us, ksq) or (have != 0 and _can_drop(pos, to, us, have)):
+            return True
+    return False
+
+
+@jit()
+def _piece_can_go(board, to, us, ksq):
+    """Can a piece of `us` other than the king move to `to` (empty or the opponent's) and
+    keep its king on ksq covered?  In shogi a piece moves where it attacks, so the pieces
+    are found by looking out from `to`; a pinned piece may move only along its pin line."""
+    for d in range(8):
+        bit = 1 << OPPOSITE[d]
+        for k in range(RAY_LEN[to, d]):
+            s = RAY[to, d, k]
+            p = board[s]
+            if p != 0:
+                if color_of(p) == us and type_of(p) != KING and \
+                        ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                    pin = pin_direction(board, ksq, s, us)
+                    if pin < 0 or LINE_DIR[ksq, to] == pin:
+                        return True
+                break
+    knight = make_piece(KNIGHT, us)
+    for i in range(2):
+        s = KNIGHT_TO[1 - us, to, i]
+        if s >= 0 and board[s] == knight and pin_direction(board, ksq, s, us) < 0:
+            return True
+    return False
+
+
+@jit()
+def _can_drop(pos, to, us, have):
+    """Can `us` drop one of the hand pieces in `have` on the empty square `to`?"""
+    board = pos.board
+    for pt in range(PAWN, KING):
+        if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
+            continue
+        if pt == PAWN:
+            if _pawn_on_file(board, to // 9, make_piece(PAWN, us)):
+                continue
+            eksq = pos.st[ST_KING + 1 - us]
+            forward = -1 if us == BLACK else 1
+            if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
+                    and is_pawn_drop_mate(board, us, to, eksq):
+                continue
+        return True
+    return False
 
 
 @jit()
@@ -315,7 +386,7 @@ def gives_check(pos, m):
     captured = board[to]
     board[frm] = 0
     board[to] = after
-    check = is_attacked(board, eksq, us)
+    check = checks_after(board, frm, to, eksq, us)
     board[to] = captured
     board[frm] = moving
     return check
@@ -381,47 +452,85 @@ def is_legal(pos, m):
 
 # --- checks (the mate solver's attacker moves) -----------------------------------------
 
+def _build_check_squares():
+    """CHECK_SQUARES[ksq]: in increasing order, -1 after the last, every square from which a
+    dropped piece could check a king on ksq: its eight lines and the knight squares of both
+    colours (a knight square is never on a line)."""
+    table = np.full((NSQ, 40), -1, dtype=np.int64)
+    for ksq in range(NSQ):
+        squares = {s for s in range(NSQ) if LINE_DIR[ksq, s] >= 0}
+        squares |= {s for c in (BLACK, WHITE) for s in KNIGHT_TO[c, ksq] if s >= 0}
+        table[ksq, :len(squares)] = sorted(squares)
+    return table
+
+
+CHECK_SQUARES = _build_check_squares()
+
+
+@jit()
+def _open_lengths(board, ksq):
+    """How many empty squares each of the king's eight lines has before its first piece, four
+    bits a direction (a line holds at most 8 squares)."""
+    packed = 0
+    for d in range(8):
+        k = 0
+        while k < RAY_LEN[ksq, d] and board[RAY[ksq, d, k]] == 0:
+            k += 1
+        packed |= k << (4 * d)
+    return packed
+
+
+@jit(inline="always")
+def _pawn_on_file(board, f, pawn):
+    """Nifu: is `pawn` already on file `f`?"""
+    for r in range(9):
+        if board[f * 9 + r] == pawn:
+            return True
+    return False
+
+
 @jit()
 def _drop_checks(pos, out, n, us, eksq):
-    """Append the legal checking drops (not in check: every drop is legal but for the rules
-    on nifu, dead squares and pawn-drop mate)."""
+    """Append the legal checking drops in square order (not in check: every drop is legal but
+    for the rules on nifu, dead squares and pawn-drop mate).  Only the king's open lines and
+    knight squares are looked at, not the whole board: the mate probe asks this at most
+    quiescence nodes."""
     board = pos.board
-    hands = pos.hands
-    have = hand_mask(hands, us)
+    have = hand_mask(pos.hands, us)
     if have == 0:
         return n
-    pawn_file_taken = False
-    fwd = -1 if us == 0 else 1
-    for to in range(81):
+    open_len = _open_lengths(board, eksq)
+    fwd = -1 if us == BLACK else 1
+    for i in range(CHECK_SQUARES.shape[1]):
+        to = CHECK_SQUARES[eksq, i]
+        if to < 0:
+            break
         if board[to] != 0:
             continue
-        near = LINE_DIR[to, eksq] >= 0 or KNIGHT_TO[us, to, 0] == eksq or KNIGHT_TO[us, to, 1] == eksq
-        if not near:
-            continue
-        r = to % 9 if us == 0 else 8 - to % 9
+        d = LINE_DIR[eksq, to]
+        dist = LINE_DIST[eksq, to]
+        if d >= 0:
+            if dist > (open_len >> (4 * d)) & 15:
+                continue                    # a piece stands between it and the king
+            toward_king = 1 << OPPOSITE[d]
+        elif KNIGHT_TO[1 - us, eksq, 0] != to and KNIGHT_TO[1 - us, eksq, 1] != to:
+            continue                        # the other colour's knight square
         for pt in range(PAWN, KING):
-            if not (have >> pt) & 1:
-                continue
-            if (pt == PAWN or pt == LANCE) and r == 0:
-                continue
-            if pt == KNIGHT and r <= 1:
+            if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
                 continue
             piece = make_piece(pt, us)
-            if not piece_attacks(board, to, piece, eksq):
+            if d >= 0:
+                mask = NEAR_MASK[piece] if dist == 1 else SLIDE_MASK[piece]
+                if not mask & toward_king:
+                    continue
+            elif pt != KNIGHT:
                 continue
             if pt == PAWN:
-                f = to // 9
-                own = make_piece(PAWN, us)
-                pawn_file_taken = False
-                for rr in range(9):
-                    if board[f * 9 + rr] == own:
-                        pawn_file_taken = True
-                        break
-                if pawn_file_taken:
-                    continue
+                if _pawn_on_file(board, to // 9, piece):
+                    continue                # nifu
                 if to + fwd == eksq and is_pawn_drop_mate(board, us, to, eksq):
                     continue
-            out[n] = to | ((DROP_BASE + pt) << 7) | (piece << 15)
+            out[n] = make_drop(pt, to, us)
             n += 1
     return n
 

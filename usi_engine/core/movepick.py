@@ -8,7 +8,6 @@ generated at once and ordered the same way.
 import numpy as np
 
 from .types import jit, PAWN, PROMOTED, base_type, type_of, move_to, moved_piece, is_promotion
-from .attacks import is_attacked
 from .weights import TYPE_VALUE, HAND_VALUE
 from .history import quiet_score, capture_history
 from .params import SP_CAPTURE_HISTORY
