@@ -5,6 +5,8 @@
                                                                     # evaluating with DIR/nn.bin
     python scripts/nnue_bench.py search --evaldir handmade          # the hand-made evaluation
     python scripts/nnue_bench.py search --evaldir DIR --movetime 1000   # 1 s a position
+    python scripts/nnue_bench.py search --evaldir internal --depth-1s   # bench.py --depth-1s
+                                                                    # with the shipped network
     python scripts/nnue_bench.py micro --evaldir DIR                # ns per refresh, per
                                                                     # incremental update, per
                                                                     # forward pass
@@ -60,6 +62,8 @@ def run_search(args) -> None:
     argv = ["--depth", str(args.depth), "--threads", str(args.threads), "--hash", str(args.hash)]
     if args.movetime:
         argv += ["--movetime", str(args.movetime)]
+    if args.depth_1s:
+        argv.append("--depth-1s")
     search_bench.main(argv)
 
 
@@ -156,6 +160,8 @@ def main(argv=None) -> int:
     ap.add_argument("--movetime", type=int, metavar="MS",
                     help="search: time per position instead of a depth (a random network's tree "
                          "at a fixed depth can be far larger than a real one's)")
+    ap.add_argument("--depth-1s", action="store_true",
+                    help="search: median depth reached in 1 s (or --movetime) on the middle games")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hash", type=int, default=search_bench.DEFAULT_HASH_MB)
     ap.add_argument("--reps", type=int, default=20000, help="micro: calls per measurement")
