@@ -114,3 +114,22 @@ def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
     start()
     assert not os.path.exists(old)
     assert open(stamp).read().strip() == sources_digest()
+
+
+def test_perf_profile_maps_freshly_compiled_functions(tmp_path):
+    # scripts/perf_profile.py names jitted code for perf: the address of every compiled
+    # function, written as perf's "<start> <size> <name>" map, names shortened for reading
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "scripts"))
+    from perf_profile import jitted_symbols, write_perf_map, short_name
+    _calls_with_many_shapes(np.array([3, 4], np.int64))
+    symbols = jitted_symbols([_scaled, _calls_with_many_shapes])
+    names = [short_name(name) for _, name in symbols]
+    assert any(n.endswith("test_jit._scaled") for n in names), names
+    assert any(n.endswith("test_jit._calls_with_many_shapes") for n in names), names
+    path = write_perf_map(symbols, str(tmp_path / "perf.map"))
+    rows = [line.split() for line in open(path, encoding="ascii")]
+    assert [int(r[0], 16) for r in rows] == [a for a, _ in symbols]
+    assert all(int(r[1], 16) > 0 for r in rows)
+    assert short_name("_ZN10usi_engine4core6search7qsearchB4v141B50c8tJTIeFIjxE") == \
+        "usi_engine.core.search.qsearch"
