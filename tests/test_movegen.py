@@ -328,6 +328,19 @@ def test_pawn_drop_check_that_is_not_mate_allowed():
     assert "P*1b" in legal(sfen)
 
 
+def test_pawn_drop_mate_when_the_only_capturer_is_pinned():
+    # P*1b: the gold on 2b could take it, but the bishop on 4d pins it to the king on 1a
+    # (python-shogi lets the pinned gold take and so allows P*1b; cshogi agrees with us)
+    pinned = "8k/6Gg1/9/5B1N1/9/9/9/9/K8 b P 1"
+    moves = legal(pinned)
+    assert "P*1b" not in moves and "P*1c" in moves
+    assert moves == cshogi_moves(pinned)
+    assert moves | {"P*1b"} == python_shogi_moves(pinned)
+    free = "8k/6Gg1/9/7N1/9/9/9/9/K8 b P 1"         # no bishop: the gold takes the pawn
+    assert "P*1b" in legal(free)
+    assert legal(free) == python_shogi_moves(free) == cshogi_moves(free)
+
+
 def test_pawn_drop_mate_rule_only_for_pawns():
     sfen = "8k/6G2/9/7N1/9/9/9/9/K8 b GP 1"     # G*1b mates and is fine
     moves = legal(sfen)

@@ -71,46 +71,12 @@ def _evasion_target(ksq, checker, to):
 
 
 @jit()
-def _capture_is_safe(board, s, to, ksq, attacker):
-    """Would the piece on `s` taking on `to` leave its own king on ksq out of check?"""
-    p = board[s]
-    victim = board[to]
-    board[s] = 0
-    board[to] = p
-    safe = not is_attacked(board, ksq, attacker)
-    board[s] = p
-    board[to] = victim
-    return safe
-
-
-@jit()
 def is_pawn_drop_mate(board, us, to, eksq):
-    """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?"""
-    them = 1 - us
+    """Would a pawn of `us` dropped on `to` (checking the king on eksq) be checkmate?  The
+    king was not in check before, so the pawn is the only checker: the king steps away or
+    takes it, or another piece takes it without leaving its pin line."""
     board[to] = make_piece(PAWN, us)
-    # the king steps away or takes the pawn
-    mate = not king_can_step(board, eksq, us)
-    # another piece takes the pawn without exposing its king
-    if mate:
-        for d in range(8):
-            bit = 1 << OPPOSITE[d]
-            for k in range(RAY_LEN[to, d]):
-                s = RAY[to, d, k]
-                p = board[s]
-                if p != 0:
-                    if color_of(p) == them and type_of(p) != KING and \
-                            ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit) and \
-                            _capture_is_safe(board, s, to, eksq, us):
-                        mate = False
-                    break
-            if not mate:
-                break
-    if mate:
-        knight = make_piece(KNIGHT, them)
-        for i in range(2):
-            s = KNIGHT_TO[us, to, i]
-            if s >= 0 and board[s] == knight and _capture_is_safe(board, s, to, eksq, us):
-                mate = False
+    mate = not king_can_step(board, eksq, us) and not _piece_can_go(board, to, 1 - us, eksq)
     board[to] = 0
     return mate
 
