@@ -81,6 +81,15 @@ def is_pawn_drop_mate(board, us, to, eksq):
     return mate
 
 
+@jit(inline="always")
+def _drop_mates(board, us, to, eksq):
+    """Would a pawn of `us` dropped on `to` be an illegal pawn-drop mate?  Only a pawn that
+    lands right in front of the king checks it, so the rest are answered at once."""
+    forward = -1 if us == BLACK else 1
+    return eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
+        and is_pawn_drop_mate(board, us, to, eksq)
+
+
 @jit(specialise=("mode",))      # see generate
 def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
@@ -229,7 +238,6 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
         if board[sq] == own_pawn:
             pawn_files |= 1 << (sq // 9)
     eksq = pos.st[ST_KING + 1 - us]
-    forward = -1 if us == BLACK else 1
     for to in range(NSQ):
         if board[to] != 0:
             continue
@@ -241,8 +249,7 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
             if pt == PAWN:
                 if (pawn_files >> (to // 9)) & 1:
                     continue                                   # nifu
-                if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
-                        and is_pawn_drop_mate(board, us, to, eksq):
+                if _drop_mates(board, us, to, eksq):
                     continue
             out[n] = make_drop(pt, to, us)
             n += 1
@@ -323,14 +330,9 @@ def _can_drop(pos, to, us, have):
     for pt in range(PAWN, KING):
         if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
             continue
-        if pt == PAWN:
-            if _pawn_on_file(board, to // 9, make_piece(PAWN, us)):
-                continue
-            eksq = pos.st[ST_KING + 1 - us]
-            forward = -1 if us == BLACK else 1
-            if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
-                    and is_pawn_drop_mate(board, us, to, eksq):
-                continue
+        if pt == PAWN and (_pawn_on_file(board, to // 9, make_piece(PAWN, us))
+                           or _drop_mates(board, us, to, pos.st[ST_KING + 1 - us])):
+            continue
         return True
     return False
 
@@ -384,17 +386,9 @@ def is_legal(pos, m):
             return False
         if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
             return False
-        if pt == PAWN:
-            own_pawn = make_piece(PAWN, us)
-            f = to // 9
-            for r in range(9):
-                if board[f * 9 + r] == own_pawn:
-                    return False
-            eksq = pos.st[ST_KING + them]
-            forward = -1 if us == BLACK else 1
-            if eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
-                    and is_pawn_drop_mate(board, us, to, eksq):
-                return False
+        if pt == PAWN and (_pawn_on_file(board, to // 9, make_piece(PAWN, us))
+                           or _drop_mates(board, us, to, pos.st[ST_KING + them])):
+            return False
         return True
     if frm >= NSQ or board[frm] != p:
         return False
@@ -466,7 +460,6 @@ def _drop_checks(pos, out, n, us, eksq):
     if have == 0:
         return n
     open_len = _open_lengths(board, eksq)
-    fwd = -1 if us == BLACK else 1
     for i in range(CHECK_SQUARES.shape[1]):
         to = CHECK_SQUARES[eksq, i]
         if to < 0:
@@ -494,7 +487,7 @@ def _drop_checks(pos, out, n, us, eksq):
             if pt == PAWN:
                 if _pawn_on_file(board, to // 9, piece):
                     continue                # nifu
-                if to + fwd == eksq and is_pawn_drop_mate(board, us, to, eksq):
+                if _drop_mates(board, us, to, eksq):
                     continue
             out[n] = make_drop(pt, to, us)
             n += 1
