@@ -82,6 +82,15 @@ def is_pawn_drop_mate(board, us, to, eksq):
 
 
 @jit(inline="always")
+def _pawn_on_file(board, f, pawn):
+    """Nifu: is `pawn` already on file `f`?"""
+    for r in range(9):
+        if board[f * 9 + r] == pawn:
+            return True
+    return False
+
+
+@jit(inline="always")
 def _drop_mates(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` be an illegal pawn-drop mate?  Only a pawn that
     lands right in front of the king checks it, so the rest are answered at once."""
@@ -438,15 +447,6 @@ def _open_lengths(board, ksq):
             k += 1
         packed |= k << (4 * d)
     return packed
-
-
-@jit(inline="always")
-def _pawn_on_file(board, f, pawn):
-    """Nifu: is `pawn` already on file `f`?"""
-    for r in range(9):
-        if board[f * 9 + r] == pawn:
-            return True
-    return False
 
 
 @jit()
