@@ -179,17 +179,20 @@ def brute_mate_in_1(board) -> list[str]:
 
 # discovered checks by pieces far from the king (the generator skips far stepping pieces
 # unless they stand between the king and one of our sliders): silver, knight and our own
-# king in front of a rook, a gold in front of a bishop, a lance behind a pawn
+# king in front of a rook, a gold in front of a bishop, a lance behind a pawn; and a gold
+# in front of a rook, which checks by itself from 5b while it stays on the rook's line
 DISCOVERED = ["4k4/9/9/9/9/9/4S4/9/4R4 b - 1", "4k4/9/9/9/9/4N4/9/9/4R4 b - 1",
               "4k4/9/9/9/9/9/9/4K4/4R4 b - 1", "8k/9/9/9/9/3G5/9/9/B8 b - 1",
-              "4k4/9/9/9/9/9/4P4/9/4L3K b - 1"]
+              "4k4/9/9/9/9/9/4P4/9/4L3K b - 1", "4k4/9/4G4/9/9/9/9/9/4R3K b - 1"]
 
 
 def test_generate_checks_matches_cshogi():
     buf = np.zeros(600, np.int32)
     for sfen in random_positions(300, 11) + [p[0] for p in PROBLEMS] + DISCOVERED:
         pos = Position(sfen)
+        before = pos.arrays.board.copy()
         n = cm.generate_checks(pos.arrays, buf)
+        assert (pos.arrays.board == before).all(), sfen      # pieces lifted are put back
         mine = sorted(move_to_usi(int(m)) for m in buf[:n])
         board = cshogi.Board(sfen)
         ref = []

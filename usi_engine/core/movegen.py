@@ -19,6 +19,8 @@ from .board import ST_SIDE, ST_PLY, ST_KING
 GEN_ALL = 0          # every legal move
 GEN_CAPTURES = 1     # captures and pawn promotions (the quiescence search's moves)
 GEN_QUIETS = 2       # everything GEN_CAPTURES leaves out, drops included
+GEN_CHECKS = 3       # GEN_ALL's board moves less those that surely give no check (see
+                     # generate_checks, which keeps only the checking ones of the rest)
 
 
 @jit(inline="always")
@@ -132,7 +134,7 @@ def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
 @jit(specialise=("mode",))      # see generate
 def _wanted(mode, capture, p, us, frm, to):
     """Does (frm->to, capture?) belong to this generation stage at all?"""
-    if mode == GEN_ALL or capture:
+    if mode == GEN_ALL or mode == GEN_CHECKS or capture:
         return mode != GEN_QUIETS
     # a non-capture: only pawn promotions go with the captures
     pawn_promo = type_of(p) == PAWN and _in_zone(us, to)
@@ -140,9 +142,12 @@ def _wanted(mode, capture, p, us, frm, to):
 
 
 @jit(specialise=("mode",))      # see generate
-def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos):
+def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos,
+                 eksq, discovers):
     """Append the legal moves of `mode` of our piece `p` on `frm`; return the new count.
-    With two checkers only the king may move (the caller skips the other pieces)."""
+    With two checkers only the king may move (the caller skips the other pieces).
+    GEN_CHECKS only: `eksq`, the opponent's king, and `discovers`, whether the piece stands
+    between it and one of our sliders (else -1 and False)."""
     them = 1 - us
     t = type_of(p)
     is_king = t == KING
@@ -161,7 +166,8 @@ def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_
             if q != 0 and color_of(q) == us:
                 break
             capture = q != 0
-            if _wanted(mode, capture, p, us, frm, to):
+            if _wanted(mode, capture, p, us, frm, to) and \
+                    (mode != GEN_CHECKS or discovers or LINE_DIR[eksq, to] >= 0):
                 ok = True
                 if is_king:
                     ok = _king_safe_after(board, ksq, to, them)
@@ -216,7 +222,8 @@ def generate(pos, out, mode, all_promos):
             continue
         if n_checkers >= 2 and type_of(p) != KING:
             continue
-        n = _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos)
+        n = _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos,
+                         -1, False)
     if mode != GEN_CAPTURES and n_checkers < 2:
         n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
     return n
@@ -519,26 +526,52 @@ def generate_checks(pos, out):
         # in check ourselves: filter all legal evasions
         n_all = generate(pos, out, GEN_ALL, True)
         return _keep_checks(pos, out, n_all)
-    # board moves of the pieces that can check at all, filtered; then the drops
+    # the board moves of the pieces that can check at all, less those that surely do not
+    # (GEN_CHECKS), filtered; then the drops
     board = pos.board
     ksq = pos.st[ST_KING + us]
     n = 0
     for frm in range(NSQ):
         p = board[frm]
-        if p != 0 and color_of(p) == us and _may_check(board, frm, p, us, eksq):
-            n = _piece_moves(board, out, n, frm, p, us, ksq, 0, -1, GEN_ALL, True)
-    return _drop_checks(pos, out, _keep_checks(pos, out, n), us, eksq)
+        if p == 0 or color_of(p) != us:
+            continue
+        # between the king and one of our sliders: a move off the line uncovers a check
+        line = pin_direction(board, eksq, frm, 1 - us)
+        if line >= 0 or _may_check(frm, p, eksq):
+            n0 = n
+            n = _piece_moves(board, out, n, frm, p, us, ksq, 0, -1, GEN_CHECKS, True, eksq,
+                             line >= 0)
+            n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
+    return _drop_checks(pos, out, n, us, eksq)
 
 
 @jit()
-def _may_check(board, frm, p, us, eksq):
-    """False only for a piece none of whose moves checks the king on `eksq`: a stepping piece
-    too far from it to land next to it (or a knight's jump from it), and not standing between
-    the king and one of our sliders (a move away would uncover a check)."""
+def _keep_piece_checks(board, out, n0, n, frm, eksq, line):
+    """Compact out[n0:n], moves of the piece on `frm`, to those that check the king on
+    eksq: gives_check for one piece at a time.  The piece leaves `frm` empty, whatever its
+    move; `line` is the direction from the king of the slider it uncovers (-1 if none).  A
+    move off that line checks; otherwise the piece must attack the king from its new square."""
+    p = board[frm]
+    board[frm] = 0
+    kept = n0
+    for i in range(n0, n):
+        m = out[i]
+        to = move_to(m)
+        if (line >= 0 and LINE_DIR[eksq, to] != line) or \
+                piece_attacks(board, to, moved_piece_after(m), eksq):
+            out[kept] = m
+            kept += 1
+    board[frm] = p
+    return kept
+
+
+@jit()
+def _may_check(frm, p, eksq):
+    """False only for a piece none of whose own moves checks the king on `eksq` (discovered
+    checks aside): a stepping piece too far from it to land next to it, or a knight's jump
+    from it."""
     if SLIDE_MASK[p] != 0:
         return True
-    if pin_direction(board, eksq, frm, 1 - us) >= 0:
-        return True               # a discovered check is possible
     t = type_of(p)
     if t == KING:
         return False
