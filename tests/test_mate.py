@@ -204,6 +204,32 @@ def test_generate_checks_matches_cshogi():
         assert mine == sorted(ref), sfen
 
 
+def test_king_escapes_with_its_memory_agrees_with_playing_the_check():
+    """mate_in_1's first look at a check (the king's neighbours remembered from the board
+    before it, shared by every check of the position) against king_can_step after do_move."""
+    from usi_engine.core.movegen import king_can_step
+    buf = np.zeros(600, np.int32)
+    tried = escapes = 0
+    # N3e4c checks and opens the bishop's line to 6b, the king's one free square
+    opened = "3gkg3/4ss3/9/9/6N2/9/8B/9/4K4 b - 1"
+    for sfen in random_positions(300, 23) + [p[0] for p in MATES] + DISCOVERED + [opened]:
+        pos = Position(sfen)
+        a = pos.arrays
+        us = int(a.st[cb.ST_SIDE])
+        eksq = int(a.st[cb.ST_KING + 1 - us])
+        free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
+        before = a.board.copy()
+        for m in buf[:cm.generate_checks(a, buf)].copy():
+            mine = cm._king_escapes(a.board, int(m), eksq, us, free)
+            assert (a.board == before).all(), sfen
+            cb.do_move(a, int(m))
+            assert mine == king_can_step(a.board, eksq, us), (sfen, move_to_usi(int(m)))
+            cb.undo_move(a)
+            tried += 1
+            escapes += mine
+    assert tried > 500 and 0 < escapes < tried
+
+
 def test_mate_in_1_and_3_on_random_positions(solver):
     buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
     ones = threes = 0

@@ -24,7 +24,7 @@ Conventions
   consistent, so Python can call again to continue (that is how time slicing works).
 
 Scratch buffers for the main search: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an
-int32 array of at least MATE_BUF_SIZE (= 4 * MAX_MOVES) entries.
+int32 array of at least MATE_BUF_SIZE (= 4 * MAX_MOVES + 8) entries.
 """
 from collections import namedtuple
 
@@ -33,16 +33,18 @@ import numpy as np
 from numba import int32, int64, types
 
 from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
-                    moved_piece, moved_piece_after, file_of, rank_of, type_of)
-from .attacks import is_attacked
+                    moved_piece, moved_piece_after, color_of, type_of)
+from .attacks import (is_attacked, count_checkers, piece_attacks, attacks_along, RAY, RAY_LEN,
+                      LINE_DIR, LINE_DIST)
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, generate_checks, has_legal_move, king_can_step, GEN_ALL
+from .movegen import generate, generate_checks, has_legal_move, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
 INF = np.int64(1) << 40          # an infinite proof or disproof number
-MATE_BUF_SIZE = 4 * MAX_MOVES     # scratch size for mate_in_1 / mate_in_3
+MATE1_BUF_SIZE = 2 * MAX_MOVES + 8    # scratch size for mate_in_1
+MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE   # ... and for mate_in_3
 MAX_DEPTH = 240                   # plies the df-pn may go below the root
 
 # params[] fields of a MateTable
@@ -125,15 +127,18 @@ WORK_TYPE = numba.typeof(new_work())
 @jit(int32(POS_TYPE, int32[::1]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0.
-    `buf`: int32 scratch of at least 2 * MAX_MOVES (MATE_BUF_SIZE is enough)."""
+    `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
     checks = buf[:MAX_MOVES]
-    rest = buf[MAX_MOVES:]
+    free = buf[MAX_MOVES:MAX_MOVES + 8]
+    rest = buf[MAX_MOVES + 8:]
     n = generate_checks(pos, checks)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
+    for d in range(8):
+        free[d] = ESCAPE_UNKNOWN
     for i in range(n):
         m = checks[i]
-        if _king_takes_the_drop(pos.board, m, eksq, us) or _king_escapes(pos.board, m, eksq, us):
+        if _king_escapes(pos.board, m, eksq, us, free):
             continue
         do_move(pos, m)
         mated = not has_legal_move(pos, rest)
@@ -143,39 +148,80 @@ def mate_in_1(pos, buf):
     return 0
 
 
-@jit()
-def _king_takes_the_drop(board, m, eksq, us):
-    """A drop next to the king that none of our pieces defends cannot mate: the king takes it.
-    (A drop moves nothing else, so the board before it tells who defends its square; and no
-    line of ours runs through the king to it, or the king would already be in check.)
-    _king_escapes finds these too; this one test of one square is the cheaper first look
-    (mate_in_1 0.85 us a call with it, 0.86-0.91 without, session 10)."""
-    if not is_drop(m):
-        return False
-    to = move_to(m)
-    if abs(file_of(to) - file_of(eksq)) > 1 or abs(rank_of(to) - rank_of(eksq)) > 1:
-        return False
-    return not is_attacked(board, to, us)
+# free[d] in mate_in_1, of the king's neighbour in direction d on the board before the
+# check (the king lifted): one of these, or the square of a piece of ours that attacks it
+ESCAPE_UNKNOWN = -2    # not looked at yet
+ESCAPE_FREE = -1       # none of our pieces attacks it
 
 
 @jit()
-def _king_escapes(board, m, eksq, us):
-    """After our check `m`, the king can step to a square that none of our pieces attacks:
-    no mate. Asked of the board alone, with `m` made and unmade in place, so that most checks
-    are answered without playing them (do_move updates keys, hands and the checkers)."""
+def _king_escapes(board, m, eksq, us, free):
+    """After our check `m`, can the king step to a square that none of our pieces attacks?
+    No mate then.  Asked of the board alone, with m made and the king lifted in place, so
+    that most checks are answered without playing them (do_move updates keys, hands and the
+    checkers).  `free` remembers which of the king's neighbours we attacked before any
+    check: one mate_in_1 tries many checks against the same king.  m adds no piece but the
+    moved one, and it can only block our other lines at `to`: so a square we did not attack
+    before is attacked after m only by the moved piece or through the square it left, and
+    one we did stays attacked by the same piece unless m moved it or stands in its way."""
     to = move_to(m)
     frm = move_from(m)
     drop = is_drop(m)
+    after = moved_piece_after(m)
     moving = 0 if drop else board[frm]
     captured = board[to]
+    king = board[eksq]
+    board[eksq] = 0
     if not drop:
         board[frm] = 0
-    board[to] = moved_piece_after(m)
-    escapes = king_can_step(board, eksq, us)
+    board[to] = after
+    escapes = False
+    for d in range(8):
+        if RAY_LEN[eksq, d] == 0:
+            continue
+        e = RAY[eksq, d, 0]
+        q = board[e]
+        if q != 0 and color_of(q) != us:
+            continue                      # one of the king's own pieces stands there
+        if free[d] == ESCAPE_UNKNOWN:     # ask the board before m (the king still lifted)
+            board[to] = captured
+            if not drop:
+                board[frm] = moving
+            n, attacker = count_checkers(board, e, us)
+            free[d] = attacker if n > 0 else ESCAPE_FREE
+            if not drop:
+                board[frm] = 0
+            board[to] = after
+        a = free[d]
+        if a == ESCAPE_FREE:
+            covered = piece_attacks(board, to, after, e) or \
+                (not drop and _line_through(board, frm, e, us))
+        elif a != frm and not _between(e, to, a):
+            covered = True
+        else:
+            covered = is_attacked(board, e, us)
+        if not covered:
+            escapes = True
+            break
     board[to] = captured
     if not drop:
         board[frm] = moving
+    board[eksq] = king
     return escapes
+
+
+@jit(inline="always")
+def _line_through(board, frm, e, us):
+    """Does a line of ours through the emptied square `frm` reach `e`?"""
+    d = LINE_DIR[e, frm]
+    return d >= 0 and attacks_along(board, e, d, us)
+
+
+@jit(inline="always")
+def _between(a, s, b):
+    """Is square s strictly between a and b on one line?"""
+    d = LINE_DIR[a, b]
+    return d >= 0 and LINE_DIR[a, s] == d and LINE_DIST[a, s] < LINE_DIST[a, b]
 
 
 @jit(int32(POS_TYPE, int32[::1]))
