@@ -24,7 +24,7 @@ Conventions
   consistent, so Python can call again to continue (that is how time slicing works).
 
 Scratch buffers for the main search: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an
-int32 array of at least MATE_BUF_SIZE (= 4 * MAX_MOVES + 8) entries.
+int32 array of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
 """
 from collections import namedtuple
 
@@ -38,12 +38,12 @@ from .attacks import (is_attacked, count_checkers, piece_attacks, attacks_along,
                       LINE_DIR, LINE_DIST)
 from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, generate_checks, has_legal_move, GEN_ALL
+from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
 INF = np.int64(1) << 40          # an infinite proof or disproof number
-MATE1_BUF_SIZE = 2 * MAX_MOVES + 8    # scratch size for mate_in_1
+MATE1_BUF_SIZE = MAX_MOVES + 8        # scratch size for mate_in_1
 MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE   # ... and for mate_in_3
 MAX_DEPTH = 240                   # plies the df-pn may go below the root
 
@@ -130,7 +130,6 @@ def mate_in_1(pos, buf):
     `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
     checks = buf[:MAX_MOVES]
     free = buf[MAX_MOVES:MAX_MOVES + 8]
-    rest = buf[MAX_MOVES + 8:]
     n = generate_checks(pos, checks)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
@@ -140,8 +139,8 @@ def mate_in_1(pos, buf):
         m = checks[i]
         if _king_escapes(pos.board, m, eksq, us, free):
             continue
-        do_move(pos, m)
-        mated = not has_legal_move(pos, rest)
+        do_move(pos, m)          # the king cannot step away: can another piece answer?
+        mated = not can_capture_or_block(pos, 1 - us, eksq)
         undo_move(pos)
         if mated:
             return m
@@ -227,7 +226,7 @@ def _between(a, s, b):
 @jit(int32(POS_TYPE, int32[::1]))
 def mate_in_3(pos, buf):
     """A check such that every reply is met by a mate in one (or that mates at once), or 0.
-    `buf`: int32 scratch of at least MATE_BUF_SIZE (= 4 * MAX_MOVES)."""
+    `buf`: int32 scratch of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8)."""
     checks = buf[:MAX_MOVES]
     evasions = buf[MAX_MOVES:2 * MAX_MOVES]
     rest = buf[2 * MAX_MOVES:]

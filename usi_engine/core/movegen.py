@@ -294,10 +294,15 @@ def has_evasion(pos, us, ksq):
     """Has `us`, in check on ksq, a legal move?  The king steps away or takes the checker;
     or, against a single checker, another piece takes it or, against a slider, moves or
     is dropped between: the moves generate() would list, but stopping at the first."""
+    return king_can_step(pos.board, ksq, 1 - us) or can_capture_or_block(pos, us, ksq)
+
+
+@jit()
+def can_capture_or_block(pos, us, ksq):
+    """Can `us`, in check on ksq, answer it with a piece other than the king: take a single
+    checker, or move or drop a piece between it and the king?"""
     board = pos.board
     them = 1 - us
-    if king_can_step(board, ksq, them):
-        return True
     n_checkers, checker = count_checkers(board, ksq, them)
     if n_checkers >= 2:
         return False
