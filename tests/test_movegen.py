@@ -17,8 +17,8 @@ from usi_engine.core import board as cb
 from usi_engine.core.perft import perft
 from usi_engine.core.movegen import (generate, is_legal, gives_check, has_legal_move, GEN_ALL,
                                      GEN_CAPTURES, GEN_QUIETS)
-from usi_engine.core.types import MAX_MOVES, DROP_BASE, move_to
-from usi_engine.core.attacks import piece_attacks
+from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_to, color_of, type_of
+from usi_engine.core.attacks import piece_attacks, pinned_pieces, pin_of, pin_direction
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
 SUITE_NODE_LIMIT = 5_000_000        # counts above this are left to scripts/perft.py --suite
@@ -237,6 +237,23 @@ def test_random_is_legal_agrees_with_generation(random_positions):
             m = _random_encoded_move(rng, a, us)
             assert bool(is_legal(a, np.int32(m))) == (m in moves), (sfen, hex(m))
         assert Position(sfen).sfen() == pos.sfen()
+
+
+def test_pinned_pieces_agree_with_pin_direction(random_positions):
+    # generation finds the pins once along the king's lines; pin_direction asks per piece
+    pins = 0
+    for sfen, _, _ in random_positions:
+        a = Position(sfen).arrays
+        for us in (0, 1):
+            ksq = int(a.st[cb.ST_KING + us])
+            packed = pinned_pieces(a.board, ksq, us)
+            for sq in range(81):
+                p = int(a.board[sq])
+                if p != 0 and color_of(p) == us and type_of(p) != KING:
+                    want = pin_direction(a.board, ksq, sq, us)
+                    assert pin_of(packed, ksq, sq) == want, (sfen, us, sq)
+                    pins += want >= 0
+    assert pins > 20
 
 
 def test_random_gives_check_agrees_with_doing_the_move(random_positions):

@@ -180,6 +180,45 @@ def pin_direction(board, ksq, sq, us):
 
 
 @jit()
+def pinned_pieces(board, ksq, us):
+    """Our pieces pinned to our king on ksq, at most one a direction: in 7 bits a direction
+    (direction d from the king at bit 7 * d), the pinned piece's square + 1, 0 where none.
+    One look along the king's eight lines instead of pin_direction for every piece."""
+    packed = 0
+    if ksq < 0:
+        return packed
+    for d in range(8):
+        bit = 1 << OPPOSITE[d]
+        shield = -1
+        for k in range(RAY_LEN[ksq, d]):
+            s = RAY[ksq, d, k]
+            p = board[s]
+            if p == 0:
+                continue
+            if shield < 0:
+                if color_of(p) != us:
+                    break
+                shield = s
+            else:
+                if color_of(p) != us and (SLIDE_MASK[p] & bit):
+                    packed |= (shield + 1) << (7 * d)
+                break
+    return packed
+
+
+@jit(inline="always")
+def pin_of(pinned, ksq, sq):
+    """pin_direction from pinned_pieces' answer: the direction king -> sq if our piece on sq
+    is pinned, else -1."""
+    if pinned == 0:
+        return -1
+    d = LINE_DIR[ksq, sq]
+    if d >= 0 and (pinned >> (7 * d)) & 127 == sq + 1:
+        return d
+    return -1
+
+
+@jit()
 def attacks_along(board, sq, d, by):
     """True if the first piece from `sq` in direction `d` is one of `by`'s and attacks `sq`."""
     bit = 1 << OPPOSITE[d]

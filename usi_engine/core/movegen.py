@@ -13,7 +13,7 @@ from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, G
                     color_of, type_of)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
-                      pin_direction, checks_after)
+                      pin_direction, pinned_pieces, pin_of, checks_after)
 from .board import ST_SIDE, ST_PLY, ST_KING
 
 GEN_ALL = 0          # every legal move
@@ -142,16 +142,17 @@ def _wanted(mode, capture, p, us, frm, to):
 
 
 @jit(specialise=("mode",))      # see generate
-def _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos,
-                 eksq, discovers):
+def _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode,
+                 all_promos, eksq, discovers):
     """Append the legal moves of `mode` of our piece `p` on `frm`; return the new count.
-    With two checkers only the king may move (the caller skips the other pieces).
+    `pinned`: pinned_pieces(board, ksq, us).  With two checkers only the king may move (the
+    caller skips the other pieces).
     GEN_CHECKS only: `eksq`, the opponent's king, and `discovers`, whether the piece stands
     between it and one of our sliders (else -1 and False)."""
     them = 1 - us
     t = type_of(p)
     is_king = t == KING
-    pin = -1 if is_king else pin_direction(board, ksq, frm, us)
+    pin = -1 if is_king else pin_of(pinned, ksq, frm)
     step = STEP_MASK[p]
     slide = SLIDE_MASK[p]
     for d in range(8):
@@ -216,14 +217,15 @@ def generate(pos, out, mode, all_promos):
     checker = -1
     if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
         n_checkers, checker = count_checkers(board, ksq, them)
+    pinned = pinned_pieces(board, ksq, us)
     for frm in range(NSQ):
         p = board[frm]
         if p == 0 or color_of(p) != us:
             continue
         if n_checkers >= 2 and type_of(p) != KING:
             continue
-        n = _piece_moves(board, out, n, frm, p, us, ksq, n_checkers, checker, mode, all_promos,
-                         -1, False)
+        n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode,
+                         all_promos, -1, False)
     if mode != GEN_CAPTURES and n_checkers < 2:
         n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
     return n
@@ -535,6 +537,7 @@ def generate_checks(pos, out):
     # (GEN_CHECKS), filtered; then the drops
     board = pos.board
     ksq = pos.st[ST_KING + us]
+    pinned = pinned_pieces(board, ksq, us)
     n = 0
     for frm in range(NSQ):
         p = board[frm]
@@ -544,8 +547,8 @@ def generate_checks(pos, out):
         line = pin_direction(board, eksq, frm, 1 - us)
         if line >= 0 or _may_check(frm, p, eksq):
             n0 = n
-            n = _piece_moves(board, out, n, frm, p, us, ksq, 0, -1, GEN_CHECKS, True, eksq,
-                             line >= 0)
+            n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True,
+                             eksq, line >= 0)
             n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
     return _drop_checks(pos, out, n, us, eksq)
 
