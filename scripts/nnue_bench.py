@@ -71,8 +71,8 @@ def run_search(args) -> None:
 def _time_refresh(pos, reps):
     ply = pos.st[cb.ST_PLY]
     for _ in range(reps):
-        cn.refresh_accumulator(pos, ply, 0)
-        cn.refresh_accumulator(pos, ply, 1)
+        cn.refresh_in_full(pos, pos.acc[ply, 0], 0)     # not the king cache: every feature
+        cn.refresh_in_full(pos, pos.acc[ply, 1], 1)
     return pos.acc[ply, 0, 0]
 
 

@@ -14,7 +14,7 @@ from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY
                     type_of)
 from .attacks import is_attacked, checks_after
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
-from .network import NetArrays, no_network, accumulator_stack, scratch
+from .network import NetArrays, no_network, accumulator_stack, scratch, king_cache
 
 # st[] fields
 ST_SIDE = 0        # side to move
@@ -40,6 +40,7 @@ PosArrays = namedtuple("PosArrays", [
     "acc",        # int16[MAX_HISTORY, 2, H]: NNUE accumulator per ply and perspective
     "acc_ok",     # int8[MAX_HISTORY, 2]: 1 where acc holds that ply's position (core/nnue.py)
     "nn_buf",     # int16[...]: scratch of the network's forward pass
+    "king_cache", # int16[2, 81, H + KC_EXTRA]: HalfKP refreshes by king square (core/nnue.py)
 ])
 
 _rng = np.random.default_rng(20261122)
@@ -60,7 +61,7 @@ def new_position(net: NetArrays | None = None) -> PosArrays:
                      np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int32),
                      np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64),
                      net, accumulator_stack(net), np.zeros((MAX_HISTORY, 2), np.int8),
-                     scratch(net))
+                     scratch(net), king_cache(net))
 
 
 @jit()

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .types import MAX_HISTORY
+from .types import MAX_HISTORY, NSQ, HAND_NB
 
 MODE_HANDMADE = 0
 MODE_KP = 1          # K+P features: no refresh on king moves
@@ -72,6 +72,21 @@ def accumulator_stack(net: NetArrays) -> np.ndarray:
     """int16[MAX_HISTORY, 2, H]: one accumulator per ply and perspective (empty without a
     network; np.zeros maps pages lazily, so only the plies used cost memory)."""
     return np.zeros((MAX_HISTORY if net.info[INFO_MODE] else 0, 2, net.info[INFO_HALF]), np.int16)
+
+
+# The king cache (core/nnue.py): per perspective and king square, an accumulator followed by
+# the board and hands it was made from, and a flag set once it holds one.
+KC_BOARD = 0            # offsets after the H accumulator entries
+KC_HANDS = NSQ          # hands[c, pt] at KC_HANDS + c * HAND_NB + pt
+KC_VALID = NSQ + 2 * HAND_NB
+KC_EXTRA = KC_VALID + 1
+
+
+def king_cache(net: NetArrays) -> np.ndarray:
+    """int16[2, 81, H + KC_EXTRA] for a HalfKP network, empty otherwise (one array: every
+    array of a position costs each call a little)."""
+    rows = NSQ if net.info[INFO_MODE] == MODE_HALFKP else 0
+    return np.zeros((2, rows, net.info[INFO_HALF] + KC_EXTRA), np.int16)
 
 
 def scratch(net: NetArrays) -> np.ndarray:

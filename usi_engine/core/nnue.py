@@ -6,7 +6,8 @@ replays the moves from there (a move changes at most two features: the moved pie
 captured piece going to the hand; a drop takes the last piece of its kind out of the hand).
 The moves and the hands before each move are already in the position's histories (moves[],
 captures[], hand_packs[]), so nothing else is recorded.  A HalfKP perspective whose own king
-moved is rebuilt from scratch (every feature index contains that king's square).
+moved is refreshed (every feature index contains that king's square), from the king cache:
+the last accumulator made with the king on that square, corrected for what changed since.
 
 Arithmetic is YaneuraOu's: int16 accumulators (wrapping), ClippedReLU to 0..127, int32 dot
 products, ``>> 6`` between layers.  The first layer's dot products (int8 weights x int16
@@ -14,11 +15,11 @@ inputs) are loops that LLVM turns into vpmaddwd; the second layer goes by column
 """
 import numpy as np
 
-from .types import jit, NSQ, KING, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
+from .types import jit, NSQ, KING, HAND_NB, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
     moved_piece_after, move_from, move_to, make_piece, color_of, type_of
 from .board import ST_SIDE, ST_PLY, ST_KING, hand_count
 from .network import INFO_MODE, INFO_FV_SCALE, INFO_HALF, INFO_L1, INFO_L2, MODE_HALFKP, \
-    INFO_SUMS
+    INFO_SUMS, KC_BOARD, KC_HANDS, KC_VALID
 from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
 
 MAX_REPLAY = 12        # plies replayed before a full refresh is cheaper
@@ -37,10 +38,73 @@ def feature_offset(pos, persp):
 
 @jit()
 def refresh_accumulator(pos, ply, persp):
-    """acc[ply, persp] from the board and hands alone."""
+    """acc[ply, persp] from the board and hands alone: under HalfKP from the king cache."""
+    if pos.net.info[INFO_MODE] == MODE_HALFKP and pos.st[ST_KING + persp] >= 0:
+        _refresh_from_king_cache(pos, ply, persp)
+    else:
+        refresh_in_full(pos, pos.acc[ply, persp], persp)
+    pos.acc_ok[ply, persp] = 1
+
+
+@jit()
+def _refresh_from_king_cache(pos, ply, persp):
+    """A HalfKP refresh (the king moved, or replay is too long) as Stockfish's "Finny
+    tables" do it: the cache keeps, for each king square, the last accumulator made there
+    with the board and hands it was made from; only the squares and hand counts that differ
+    since are added and taken away (a few rows of the feature table, not all 38)."""
+    w = pos.net.ft
+    h = w.shape[1]
+    entry = pos.king_cache[persp, pos.st[ST_KING + persp]]
+    acc = entry[:h]
+    if entry[h + KC_VALID] == 0:         # first use: the biases, an empty board and hands
+        for j in range(h):
+            acc[j] = w[w.shape[0] - 1, j]
+        entry[h + KC_VALID] = 1
+    offset = feature_offset(pos, persp)
+    board = pos.board
+    for sq in range(NSQ):
+        new = board[sq]
+        old = entry[h + KC_BOARD + sq]
+        if new == old:
+            continue
+        if old != 0 and type_of(old) != KING:
+            _sub_row(acc, w, offset + BOARD_BONA[persp, old, sq])
+        if new != 0 and type_of(new) != KING:
+            _add_row(acc, w, offset + BOARD_BONA[persp, new, sq])
+        entry[h + KC_BOARD + sq] = new
+    for c in range(2):
+        for pt in range(1, 8):
+            at = h + KC_HANDS + c * HAND_NB + pt
+            new = pos.hands[c, pt]
+            old = entry[at]
+            base = offset + HAND_BONA[persp, c, pt]
+            for k in range(new, old):
+                _sub_row(acc, w, base + k)
+            for k in range(old, new):
+                _add_row(acc, w, base + k)
+            entry[at] = new
+    dst = pos.acc[ply, persp]
+    for j in range(h):
+        dst[j] = acc[j]
+
+
+@jit(inline="always")
+def _add_row(acc, w, f):
+    for j in range(acc.shape[0]):
+        acc[j] += w[f, j]
+
+
+@jit(inline="always")
+def _sub_row(acc, w, f):
+    for j in range(acc.shape[0]):
+        acc[j] -= w[f, j]
+
+
+@jit()
+def refresh_in_full(pos, acc, persp):
+    """`acc` from the biases and every feature of the board and hands."""
     net = pos.net
     w = net.ft
-    acc = pos.acc[ply, persp]
     h = acc.shape[0]
     bias = w.shape[0] - 1                # the last row holds the biases
     for j in range(h):
@@ -61,7 +125,6 @@ def refresh_accumulator(pos, ply, persp):
             for k in range(pos.hands[c, pt]):
                 for j in range(h):
                     acc[j] += w[base + k, j]
-    pos.acc_ok[ply, persp] = 1
 
 
 @jit()
@@ -228,12 +291,12 @@ def nnue_evaluate(pos):
 
 @jit()
 def accumulators_equal_refresh(pos, scratch_pos):
-    """Test helper: 1 if both current accumulators equal a refresh (made in scratch_pos,
-    a copy of pos with the same network)."""
+    """Test helper: 1 if both current accumulators equal a refresh in full (made in
+    scratch_pos, a copy of pos with the same network)."""
     ply = pos.st[ST_PLY]
     for persp in range(2):
         update_accumulator(pos, persp)
-        refresh_accumulator(scratch_pos, ply, persp)
+        refresh_in_full(scratch_pos, scratch_pos.acc[ply, persp], persp)
         for j in range(pos.acc.shape[2]):
             if pos.acc[ply, persp, j] != scratch_pos.acc[ply, persp, j]:
                 return 0
