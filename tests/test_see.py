@@ -48,3 +48,35 @@ def test_white_recaptures_promote_in_whites_zone():
     m = pos.parse_move("5h5g")
     promo = TYPE_VALUE[SILVER + PROMOTED] - TYPE_VALUE[SILVER]
     assert see(pos.arrays.board, m, np.zeros(SEE_BUF, np.int64)) == P - (P + promo)
+
+
+def test_least_valuable_attacker_on_random_positions():
+    # against every attacker found by piece_attacks: the same cheapest value (the pawn is
+    # looked for first, on the one square it can attack from)
+    from usi_engine.core.see import _least_valuable_attacker
+    from usi_engine.core.attacks import piece_attacks
+    from usi_engine.core.types import color_of, type_of
+    cshogi = pytest.importorskip("cshogi")
+    rng = np.random.default_rng(5)
+    pawns = 0
+    for game in range(12):
+        board = cshogi.Board()
+        for _ in range(int(rng.integers(30, 110))):
+            moves = list(board.legal_moves)
+            if not moves or board.is_game_over():
+                break
+            board.push(moves[int(rng.integers(len(moves)))])
+        b = Position(board.sfen()).arrays.board
+        for to in range(81):
+            for side in (0, 1):
+                values = [TYPE_VALUE[type_of(int(b[s]))] for s in range(81)
+                          if b[s] != 0 and color_of(int(b[s])) == side
+                          and piece_attacks(b, s, int(b[s]), to)]
+                sq, p = _least_valuable_attacker(b, to, side)
+                if not values:
+                    assert sq == -1, (board.sfen(), to, side)
+                    continue
+                assert piece_attacks(b, sq, int(p), to) and b[sq] == p
+                assert TYPE_VALUE[type_of(int(p))] == min(values), (board.sfen(), to, side)
+                pawns += type_of(int(p)) == PAWN
+    assert pawns > 50

@@ -7,8 +7,8 @@ time; sliders behind a piece that captured join in (x-rays).  Pins and drops are
 drop cannot capture.  Squares of pieces that already took part are marked on the board with
 SEE_GONE for the duration of the call and restored before it returns.
 """
-from .types import (jit, KING, GOLD, PROMOTED, KNIGHT, base_type, move_to, move_from, moved_piece,
-                    is_promotion, make_piece, color_of, type_of)
+from .types import (jit, BLACK, PAWN, KING, GOLD, PROMOTED, KNIGHT, base_type, move_to,
+                    move_from, moved_piece, is_promotion, make_piece, color_of, type_of, file_of)
 from .attacks import RAY, RAY_LEN, OPPOSITE, NEAR_MASK, SLIDE_MASK, KNIGHT_TO
 from .weights import TYPE_VALUE, HAND_VALUE
 
@@ -35,6 +35,11 @@ def _in_zone(color, sq):
 def _least_valuable_attacker(board, to, side):
     """(square, piece) of side's cheapest piece attacking `to`, (-1, 0) if none.  Squares
     marked SEE_GONE count as empty."""
+    # a pawn, the cheapest piece there is, can attack from one square only: look there first
+    behind = to + (1 if side == BLACK else -1)        # one rank back from `side`'s side
+    pawn = make_piece(PAWN, side)
+    if file_of(behind) == file_of(to) and board[behind] == pawn:    # not marked SEE_GONE
+        return behind, pawn
     best_sq = -1
     best_p = 0
     best_v = 1 << 30
