@@ -18,7 +18,8 @@ from usi_engine.core.perft import perft
 from usi_engine.core.movegen import (generate, is_legal, gives_check, has_legal_move, GEN_ALL,
                                      GEN_CAPTURES, GEN_QUIETS)
 from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_to, color_of, type_of
-from usi_engine.core.attacks import piece_attacks, pinned_pieces, pin_of, pin_direction
+from usi_engine.core.attacks import (piece_attacks, pinned_pieces, line_blockers, blocker_line,
+                                     pin_direction)
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
 SUITE_NODE_LIMIT = 5_000_000        # counts above this are left to scripts/perft.py --suite
@@ -251,9 +252,27 @@ def test_pinned_pieces_agree_with_pin_direction(random_positions):
                 p = int(a.board[sq])
                 if p != 0 and color_of(p) == us and type_of(p) != KING:
                     want = pin_direction(a.board, ksq, sq, us)
-                    assert pin_of(packed, ksq, sq) == want, (sfen, us, sq)
+                    assert blocker_line(packed, ksq, sq) == want, (sfen, us, sq)
                     pins += want >= 0
     assert pins > 20
+
+
+def test_discoverers_agree_with_pin_direction(random_positions):
+    # generate_checks' discovered-check candidates: our pieces alone between their king and
+    # one of our sliders, which pin_direction finds with the colours turned round
+    found = 0
+    for sfen, _, _ in random_positions:
+        a = Position(sfen).arrays
+        for us in (0, 1):
+            eksq = int(a.st[cb.ST_KING + 1 - us])
+            packed = line_blockers(a.board, eksq, us, us)
+            for sq in range(81):
+                p = int(a.board[sq])
+                if p != 0 and color_of(p) == us:
+                    want = pin_direction(a.board, eksq, sq, 1 - us)
+                    assert blocker_line(packed, eksq, sq) == want, (sfen, us, sq)
+                    found += want >= 0
+    assert found > 5
 
 
 def test_random_gives_check_agrees_with_doing_the_move(random_positions):

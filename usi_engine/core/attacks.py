@@ -180,40 +180,49 @@ def pin_direction(board, ksq, sq, us):
 
 
 @jit()
-def pinned_pieces(board, ksq, us):
-    """Our pieces pinned to our king on ksq, at most one a direction: in 7 bits a direction
-    (direction d from the king at bit 7 * d), the pinned piece's square + 1, 0 where none.
-    One look along the king's eight lines instead of pin_direction for every piece."""
+def line_blockers(board, ksq, us, slider):
+    """The pieces of `us` that stand alone between the king on ksq and a piece of colour
+    `slider` sliding onto it, at most one a direction: in 7 bits a direction (direction d
+    from the king at bit 7 * d), the blocker's square + 1, 0 where none.  With `slider` the
+    opponent they are pinned to our king (pinned_pieces); with `slider` = us, in front of
+    the opponent's king, a move off the line gives a discovered check.  One look along the
+    king's eight lines instead of pin_direction for every piece; blocker_line reads it."""
     packed = 0
     if ksq < 0:
         return packed
     for d in range(8):
         bit = 1 << OPPOSITE[d]
-        shield = -1
+        blocker = -1
         for k in range(RAY_LEN[ksq, d]):
             s = RAY[ksq, d, k]
             p = board[s]
             if p == 0:
                 continue
-            if shield < 0:
+            if blocker < 0:
                 if color_of(p) != us:
                     break
-                shield = s
+                blocker = s
             else:
-                if color_of(p) != us and (SLIDE_MASK[p] & bit):
-                    packed |= (shield + 1) << (7 * d)
+                if color_of(p) == slider and (SLIDE_MASK[p] & bit):
+                    packed |= (blocker + 1) << (7 * d)
                 break
     return packed
 
 
 @jit(inline="always")
-def pin_of(pinned, ksq, sq):
-    """pin_direction from pinned_pieces' answer: the direction king -> sq if our piece on sq
-    is pinned, else -1."""
-    if pinned == 0:
+def pinned_pieces(board, ksq, us):
+    """Our pieces pinned to our king on ksq (line_blockers)."""
+    return line_blockers(board, ksq, us, 1 - us)
+
+
+@jit(inline="always")
+def blocker_line(blockers, ksq, sq):
+    """From line_blockers' answer: the direction king -> sq if the piece on sq is one of the
+    blockers (for pins, what pin_direction says), else -1."""
+    if blockers == 0:
         return -1
     d = LINE_DIR[ksq, sq]
-    if d >= 0 and (pinned >> (7 * d)) & 127 == sq + 1:
+    if d >= 0 and (blockers >> (7 * d)) & 127 == sq + 1:
         return d
     return -1
 

@@ -13,7 +13,7 @@ from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, G
                     color_of, type_of)
 from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
                       OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
-                      pin_direction, pinned_pieces, pin_of, checks_after)
+                      pin_direction, pinned_pieces, line_blockers, blocker_line, checks_after)
 from .board import ST_SIDE, ST_PLY, ST_KING
 
 GEN_ALL = 0          # every legal move
@@ -152,7 +152,7 @@ def _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mo
     them = 1 - us
     t = type_of(p)
     is_king = t == KING
-    pin = -1 if is_king else pin_of(pinned, ksq, frm)
+    pin = -1 if is_king else blocker_line(pinned, ksq, frm)
     step = STEP_MASK[p]
     slide = SLIDE_MASK[p]
     for d in range(8):
@@ -538,13 +538,14 @@ def generate_checks(pos, out):
     board = pos.board
     ksq = pos.st[ST_KING + us]
     pinned = pinned_pieces(board, ksq, us)
+    # our pieces between their king and one of our sliders: a move off the line uncovers a check
+    discoverers = line_blockers(board, eksq, us, us)
     n = 0
     for frm in range(NSQ):
         p = board[frm]
         if p == 0 or color_of(p) != us:
             continue
-        # between the king and one of our sliders: a move off the line uncovers a check
-        line = pin_direction(board, eksq, frm, 1 - us)
+        line = blocker_line(discoverers, eksq, frm)
         if line >= 0 or _may_check(frm, p, eksq):
             n0 = n
             n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True,

@@ -36,7 +36,7 @@ def _least_valuable_attacker(board, to, side):
     """(square, piece) of side's cheapest piece attacking `to`, (-1, 0) if none.  Squares
     marked SEE_GONE count as empty."""
     # a pawn, the cheapest piece there is, can attack from one square only: look there first
-    behind = to + (1 if side == BLACK else -1)        # one rank back from `side`'s side
+    behind = to + (1 if side == BLACK else -1)        # one rank nearer `side`
     pawn = make_piece(PAWN, side)
     if file_of(behind) == file_of(to) and board[behind] == pawn:    # not marked SEE_GONE
         return behind, pawn
