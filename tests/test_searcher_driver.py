@@ -69,3 +69,45 @@ def test_helper_skip_pattern_spreads_the_helpers():
             assert not all(helper_skips(i, d, ply) for i in range(1, 7))
     # helper i and helper i + 20 share a pattern entry
     assert all(helper_skips(3, d, 5) == helper_skips(3 + len(SKIP_SIZE), d, 5) for d in range(1, 20))
+
+
+def test_multipv_lines_are_sorted_best_first_with_their_root_moves():
+    """Line k is searched among the moves the earlier lines left, in its own window, so it
+    can end above an earlier line; the lines, their PVs and the root moves are then put
+    best first together, and the next iteration starts from the best move."""
+    from types import SimpleNamespace
+    from usi_engine.searcher import IterationInfo
+
+    moves = np.array([11, 22, 33, 44, 55], np.int32)       # the two last are not lines
+    root_scores = np.array([10, 40, 25, -5, -9], np.int64)
+    ctx = SimpleNamespace(root_moves=moves, root_scores=root_scores)
+    scores = [10, 40, 25]
+    pvs = [["a"], ["b", "b2"], ["c"]]
+    lines = [IterationInfo(depth=6, seldepth=8, multipv=k + 1, score_cp=s, score_mate=None,
+                           bound=None, nodes=1, time_ms=0, nps=0, hashfull=0, pv=pv)
+             for k, (s, pv) in enumerate(zip(scores, pvs))]
+    Searcher._sort_lines(ctx, lines, scores, pvs)
+    assert scores == [40, 25, 10]
+    assert pvs == [["b", "b2"], ["c"], ["a"]]
+    assert [(l.multipv, l.score_cp, l.pv) for l in lines] == [(1, 40, ["b", "b2"]), (2, 25, ["c"]),
+                                                             (3, 10, ["a"])]
+    assert moves.tolist() == [22, 33, 11, 44, 55] and root_scores.tolist() == [40, 25, 10, -5, -9]
+
+
+def test_multipv_sort_keeps_equal_scores_in_their_order():
+    from types import SimpleNamespace
+
+    moves = np.array([1, 2, 3], np.int32)
+    ctx = SimpleNamespace(root_moves=moves, root_scores=np.array([7, 7, 7], np.int64))
+    scores, pvs, lines = [7, 7, 7], [["x"], ["y"], ["z"]], [None, None, None]
+    Searcher._sort_lines(ctx, lines, scores, pvs)
+    assert moves.tolist() == [1, 2, 3] and pvs == [["x"], ["y"], ["z"]]
+
+
+def test_multipv_iterations_come_out_best_first(searcher):
+    _, infos = think(searcher, Position(MIDGAME), depth=6, nodes=None, multipv=4)
+    for d in range(1, 7):
+        lines = [i for i in infos if i.depth == d and i.bound is None]
+        assert [i.multipv for i in lines] == [1, 2, 3, 4]
+        assert [i.score_cp for i in lines] == sorted((i.score_cp for i in lines), reverse=True)
+        assert lines[-1].last_line and not any(i.last_line for i in lines[:-1])

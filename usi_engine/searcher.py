@@ -229,11 +229,13 @@ class Searcher:
         helpers = self._start_helpers(pos, max_depth, searchmoves)
         last_scores = [0] * multipv
         lines: list[IterationInfo | None] = [None] * multipv
+        pvs: list[list[int]] = [[]] * multipv
         final: IterationInfo | None = None
         best_move = int(ctx.root_moves[0])
         best_pv = [best_move]
         try:
             for d in range(1, max_depth + 1):
+                previous_best = best_move
                 for k in range(multipv):
                     ctx.params[cs.P_PV_INDEX] = k
                     score, exact = self._aspiration(arrays, ctx, d, last_scores[k], k, start, on_iteration)
@@ -245,13 +247,18 @@ class Searcher:
                             self._report_unfinished(ctx, d, k, lines, start, on_iteration)
                         break
                     last_scores[k] = score
-                    lines[k] = self._info(ctx, d, k + 1, score, None, start, self._pv(ctx))
+                    pvs[k] = self._pv(ctx)
+                    lines[k] = self._info(ctx, d, k + 1, score, None, start, pvs[k])
                     if k == 0:
-                        self._best_changes.append(int(ctx.root_moves[0]) != best_move)
                         best_move = int(ctx.root_moves[0])
-                        best_pv = self._pv(ctx)
+                        best_pv = pvs[0]
                 if ctx.stats[cs.S_ABORTED]:
                     break
+                if multipv > 1:
+                    self._sort_lines(ctx, lines, last_scores, pvs)
+                    best_move = int(ctx.root_moves[0])
+                    best_pv = pvs[0]
+                self._best_changes.append(best_move != previous_best)
                 for k, line in enumerate(lines):
                     line.last_line = k == multipv - 1
                     on_iteration(line)
@@ -269,6 +276,26 @@ class Searcher:
             final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
         ponder = final.pv[1] if len(final.pv) > 1 else None
         return ThinkResult(move_to_usi(best_move), ponder, final)
+
+    @staticmethod
+    def _sort_lines(ctx, lines, scores, pvs) -> None:
+        """MultiPV lines best first, as Stockfish sorts its root moves after each line: line
+        k is searched among the moves the earlier lines left, in its own window, so it can
+        end above one of them.  The root moves follow, so the next iteration starts from
+        the best.  A stable sort: equal scores keep their order."""
+        order = sorted(range(len(scores)), key=lambda k: -scores[k])
+        if order == list(range(len(scores))):
+            return
+        moves = [int(ctx.root_moves[k]) for k in order]
+        root_scores = [int(ctx.root_scores[k]) for k in order]
+        for i in range(len(order)):
+            ctx.root_moves[i] = moves[i]
+            ctx.root_scores[i] = root_scores[i]
+        lines[:] = [lines[k] for k in order]
+        scores[:] = [scores[k] for k in order]
+        pvs[:] = [pvs[k] for k in order]
+        for i, line in enumerate(lines):
+            line.multipv = i + 1
 
     def _report_unfinished(self, ctx, d, k, lines, start, on_iteration) -> None:
         """ConsiderationMode: the lines of iteration `d`, stopped while searching line k:

@@ -124,6 +124,12 @@ WORK_TYPE = numba.typeof(new_work())
 # exact short mates for the main search
 # ---------------------------------------------------------------------------------------------
 
+# free[d] in mate_in_1, of the king's neighbour in direction d on the board before the
+# check (the king lifted): one of these, or the square of a piece of ours that attacks it
+ESCAPE_UNKNOWN = -2    # not looked at yet
+ESCAPE_FREE = -1       # none of our pieces attacks it
+
+
 @jit(int32(POS_TYPE, int32[::1]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0.
@@ -145,12 +151,6 @@ def mate_in_1(pos, buf):
         if mated:
             return m
     return 0
-
-
-# free[d] in mate_in_1, of the king's neighbour in direction d on the board before the
-# check (the king lifted): one of these, or the square of a piece of ours that attacks it
-ESCAPE_UNKNOWN = -2    # not looked at yet
-ESCAPE_FREE = -1       # none of our pieces attacks it
 
 
 @jit()
