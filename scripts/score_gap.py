@@ -1,0 +1,131 @@
+#!/usr/bin/env python
+"""How an engine lost its games: collapses of its own score, and where the opponent disagreed.
+
+    python scripts/score_gap.py runs/gps                  # the folder scripts/match.py wrote
+    python scripts/score_gap.py runs/gps --engine r6 --ahead 150 --behind -300 --high 1000
+
+Reads the CSA records of a match folder (`games/*.csa`, with the `'** score ...` comment that
+scripts/match.py writes after each move) and prints, for the engine named:
+
+* collapses: games where its score stood at `--ahead` or more and later at `--behind` or
+  less, and how many of its own moves lay between the last such high and the first such low;
+* disagreement: on the moves where its score was `--high` or more, the opponent's score on
+  its next move, turned to the engine's side. An opponent that shows about 0 where the engine
+  shows +1,500 judges the position very differently; the result says which one was right.
+
+A collapse within a move or two is a tactic the engine did not see coming; a large
+disagreement that ends in a loss is an evaluation that believes in the wrong thing.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import statistics
+from dataclasses import dataclass, field
+
+SCORE = re.compile(r"'\*\* score (cp|mate) (-?\d+)(?: depth (\d+))?")
+MATE_CP = 30000     # a mate score counted as this many centipawns
+
+
+@dataclass
+class GameScores:
+    """One game's scores, each from the side that printed it, in move order."""
+    ours: list[int] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    # (our score, the opponent's score on its next move, from our side)
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _value(kind: str, number: str) -> int:
+    v = int(number)
+    if kind == "mate":
+        return MATE_CP if v > 0 else -MATE_CP
+    return v
+
+
+def read_game(path: str, engine: str) -> GameScores | None:
+    """The scores of `engine` and of its opponent in one CSA record; None when the record
+    does not name `engine` as a player."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines()
+    if f"N+{engine}" in lines:
+        side = "+"
+    elif f"N-{engine}" in lines:
+        side = "-"
+    else:
+        return None
+    game = GameScores()
+    mover = None
+    ours = None
+    for line in lines:
+        if len(line) > 1 and line[0] in "+-" and line[1].isdigit():
+            mover = line[0]
+            continue
+        m = SCORE.match(line)
+        if not m or mover is None:
+            continue
+        v = _value(m.group(1), m.group(2))
+        if mover == side:
+            ours = v
+            game.ours.append(v)
+            if m.group(3):
+                game.depths.append(int(m.group(3)))
+        elif ours is not None:
+            game.pairs.append((ours, -v))
+    return game
+
+
+def collapse_gap(scores: list[int], ahead: int, behind: int) -> int | None:
+    """Own moves from the last score >= ahead to the first later score <= behind, or None."""
+    last_high = None
+    for i, v in enumerate(scores):
+        if v >= ahead:
+            last_high = i
+        elif v <= behind and last_high is not None:
+            return i - last_high
+    return None
+
+
+def report(folder: str, engine: str, ahead: int, behind: int, high: int) -> str:
+    paths = sorted(glob.glob(os.path.join(folder, "games", "*.csa")))
+    games = [g for g in (read_game(p, engine) for p in paths) if g is not None]
+    if not games:
+        raise SystemExit(f"{folder}: no CSA record in games/ names {engine!r} as a player")
+    gaps = [g for g in (collapse_gap(x.ours, ahead, behind) for x in games) if g is not None]
+    depths = [d for x in games for d in x.depths]
+    out = [f"{len(games)} games of {engine} in {folder}"]
+    line = f"collapses: {len(gaps)} games went from >= {ahead:+d} to <= {behind:+d}"
+    if gaps:
+        line += f", a median of {statistics.median(gaps):g} own moves apart"
+    if depths:
+        line += f" (median depth {statistics.median(depths):g})"
+    out.append(line)
+    high_pairs = [(o, t) for x in games for (o, t) in x.pairs if o >= high and abs(t) < MATE_CP]
+    n_games = sum(1 for x in games if any(o >= high and abs(t) < MATE_CP for o, t in x.pairs))
+    if high_pairs:
+        theirs = [t for _, t in high_pairs]
+        q = statistics.quantiles(theirs, n=4) if len(theirs) > 1 else [theirs[0]] * 3
+        out.append(f"disagreement: {len(high_pairs)} moves in {n_games} games at >= {high:+d} "
+                   f"(ours: median {statistics.median(o for o, _ in high_pairs):+g}); the opponent's "
+                   f"next score from our side: median {statistics.median(theirs):+g}, "
+                   f"quartiles {q[0]:+g} and {q[2]:+g}")
+    else:
+        out.append(f"disagreement: no move with our score >= {high:+d}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folder", help="a match folder written by scripts/match.py")
+    p.add_argument("--engine", default="usi_engine", help="the engine's name in the match (default usi_engine)")
+    p.add_argument("--ahead", type=int, default=150, help="a score that counts as ahead (cp)")
+    p.add_argument("--behind", type=int, default=-300, help="a score that counts as lost (cp)")
+    p.add_argument("--high", type=int, default=1000, help="the score above which to compare with the opponent")
+    a = p.parse_args(argv)
+    print(report(a.folder, a.engine, a.ahead, a.behind, a.high))
+
+
+if __name__ == "__main__":
+    main()
