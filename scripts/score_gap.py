@@ -21,33 +21,30 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import re
 import statistics
+import sys
 from dataclasses import dataclass, field
 
-SCORE = re.compile(r"'\*\* score (cp|mate) (-?\d+)(?: depth (\d+))?")
-MATE_CP = 30000     # a mate score counted as this many centipawns
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from usi_engine.api import MATE_CP, Score  # noqa: E402
+from usi_engine.usi import parse_info_line  # noqa: E402
 
 
 @dataclass
 class GameScores:
-    """One game's scores, each from the side that printed it, in move order."""
+    """One game's scores, each from the side that printed it, in move order (a mate in
+    centipawns as Score.to_cp gives it)."""
     ours: list[int] = field(default_factory=list)
     depths: list[int] = field(default_factory=list)
-    # (our score, the opponent's score on its next move, from our side)
-    pairs: list[tuple[int, int]] = field(default_factory=list)
-
-
-def _value(kind: str, number: str) -> int:
-    v = int(number)
-    if kind == "mate":
-        return MATE_CP if v > 0 else -MATE_CP
-    return v
+    # (our score, the opponent's score on its next move, turned to our side)
+    pairs: list[tuple[int, Score]] = field(default_factory=list)
 
 
 def read_game(path: str, engine: str) -> GameScores | None:
     """The scores of `engine` and of its opponent in one CSA record; None when the record
-    does not name `engine` as a player."""
+    does not name `engine` as a player. The match runner's `'** score ... depth ... pv ...`
+    comments are the engines' last info lines, read as such."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         lines = fh.read().splitlines()
     if f"N+{engine}" in lines:
@@ -63,17 +60,15 @@ def read_game(path: str, engine: str) -> GameScores | None:
         if len(line) > 1 and line[0] in "+-" and line[1].isdigit():
             mover = line[0]
             continue
-        m = SCORE.match(line)
-        if not m or mover is None:
+        info = parse_info_line("info " + line[3:]) if line.startswith("'**") else None
+        if info is None or mover is None:
             continue
-        v = _value(m.group(1), m.group(2))
         if mover == side:
-            ours = v
-            game.ours.append(v)
-            if m.group(3):
-                game.depths.append(int(m.group(3)))
+            ours = info.score.to_cp()
+            game.ours.append(ours)
+            game.depths.append(info.depth)
         elif ours is not None:
-            game.pairs.append((ours, -v))
+            game.pairs.append((ours, -info.score))
     return game
 
 
@@ -102,8 +97,12 @@ def report(folder: str, engine: str, ahead: int, behind: int, high: int) -> str:
     if depths:
         line += f" (median depth {statistics.median(depths):g})"
     out.append(line)
-    high_pairs = [(o, t) for x in games for (o, t) in x.pairs if o >= high and abs(t) < MATE_CP]
-    n_games = sum(1 for x in games if any(o >= high and abs(t) < MATE_CP for o, t in x.pairs))
+    # the opponent's mate scores are left out (they say who wins, not by how much), and so
+    # are centipawns past a mate's (GPS Shogi prints a won game as cp 868501)
+    per_game = [[(o, t.cp) for o, t in x.pairs if o >= high and not t.is_mate and abs(t.cp) < MATE_CP]
+                for x in games]
+    high_pairs = [pair for pairs in per_game for pair in pairs]
+    n_games = sum(1 for pairs in per_game if pairs)
     if high_pairs:
         theirs = [t for _, t in high_pairs]
         q = statistics.quantiles(theirs, n=4) if len(theirs) > 1 else [theirs[0]] * 3

@@ -3,11 +3,13 @@ stopped iteration (ConsiderationMode), the Lazy SMP skip pattern."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from usi_engine.position import Position
-from usi_engine.searcher import SKIP_SIZE, Searcher, helper_skips
+from usi_engine.searcher import SKIP_SIZE, IterationInfo, Searcher, helper_skips
 
 MIDGAME = "ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1P1PP1/1PSPSP2P/1BK2G1R1/LN1G3NL b - 35"
 
@@ -75,9 +77,6 @@ def test_multipv_lines_are_sorted_best_first_with_their_root_moves():
     """Line k is searched among the moves the earlier lines left, in its own window, so it
     can end above an earlier line; the lines, their PVs and the root moves are then put
     best first together, and the next iteration starts from the best move."""
-    from types import SimpleNamespace
-    from usi_engine.searcher import IterationInfo
-
     moves = np.array([11, 22, 33, 44, 55], np.int32)       # the two last are not lines
     root_scores = np.array([10, 40, 25, -5, -9], np.int64)
     ctx = SimpleNamespace(root_moves=moves, root_scores=root_scores)
@@ -95,8 +94,6 @@ def test_multipv_lines_are_sorted_best_first_with_their_root_moves():
 
 
 def test_multipv_sort_keeps_equal_scores_in_their_order():
-    from types import SimpleNamespace
-
     moves = np.array([1, 2, 3], np.int32)
     ctx = SimpleNamespace(root_moves=moves, root_scores=np.array([7, 7, 7], np.int64))
     scores, pvs, lines = [7, 7, 7], [["x"], ["y"], ["z"]], [None, None, None]

@@ -286,11 +286,9 @@ class Searcher:
         order = sorted(range(len(scores)), key=lambda k: -scores[k])
         if order == list(range(len(scores))):
             return
-        moves = [int(ctx.root_moves[k]) for k in order]
-        root_scores = [int(ctx.root_scores[k]) for k in order]
-        for i in range(len(order)):
-            ctx.root_moves[i] = moves[i]
-            ctx.root_scores[i] = root_scores[i]
+        n = len(order)
+        ctx.root_moves[:n] = ctx.root_moves[order]      # fancy indexing copies first
+        ctx.root_scores[:n] = ctx.root_scores[order]
         lines[:] = [lines[k] for k in order]
         scores[:] = [scores[k] for k in order]
         pvs[:] = [pvs[k] for k in order]
