@@ -7,7 +7,8 @@
     python scripts/gensfen.py --out data/gen2 --positions 100000 --evaldir nets/h64   # labelled
                                                                     # by a network (next round)
     python scripts/gensfen.py --out data/gps --positions 10000 \\
-        --teacher /usr/games/gpsusi --teacher-go "depth 6"                   # distil another engine
+        --teacher /usr/games/gpsusi --teacher-go "byoyomi 10000" \\
+        --teacher-option LimitDepth=5                                   # distil another engine
     python scripts/gensfen.py --out data/gen1 --positions 1000000 --minutes 8   # stop starting
                                                                                 # shards after 8 min
 

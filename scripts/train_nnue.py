@@ -50,6 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="weight of the search score against the game result (1: scores only)")
     p.add_argument("--scale", type=float, default=d.scale, help="sigmoid scale in centipawns")
     p.add_argument("--score-limit", type=int, default=d.score_limit)
+    p.add_argument("--score-factor", type=float, default=d.score_factor,
+                   help="multiply every score by this first (a teacher's centipawns in ours)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--device", default=d.device, help="auto (CUDA when present), cpu, cuda")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
@@ -69,7 +71,7 @@ def main(argv=None) -> int:
     cfg = TrainConfig(data=a.data, out=a.out, val=a.val, feature_set=fs, half=half, l1=l1, l2=l2,
                       factorized=a.factorize, mirror=a.mirror,
                       epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, lr_decay=a.lr_decay,
-                      lam=a.lam, scale=a.scale, score_limit=a.score_limit, seed=a.seed,
+                      lam=a.lam, scale=a.scale, score_limit=a.score_limit, score_factor=a.score_factor, seed=a.seed,
                       device=a.device, resume=a.resume, init=a.init)
     t0 = time.monotonic()
     try:

@@ -137,6 +137,21 @@ def test_target_mixes_score_and_result():
     assert min(losses) == losses[2]
 
 
+def test_score_factor_scales_before_the_score_limit():
+    """A teacher's centipawns brought to ours: every score times the factor, then the limit."""
+    from usi_engine.training.trainer import load_split
+    files = ds.shard_files([str(DATA)])
+    raw = ds.load_positions(files).score.astype(np.int64)
+    cfg = TrainConfig(data=[str(DATA)], out="unused", score_limit=300, score_factor=0.5)
+    scaled = load_split(files, cfg).score.astype(np.int64)
+    expected = np.rint(raw * 0.5)
+    expected = expected[np.abs(expected) <= 300]
+    assert np.array_equal(scaled, expected)
+    assert len(scaled) > np.count_nonzero(np.abs(raw) <= 300)       # the limit came after
+    plain = load_split(files, TrainConfig(data=[str(DATA)], out="unused", score_limit=300)).score
+    assert np.array_equal(plain, raw[np.abs(raw) <= 300])
+
+
 # --- export ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("feature_set", ["K+P", "HalfKP(Friend)"])

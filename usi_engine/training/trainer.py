@@ -46,6 +46,7 @@ class TrainConfig:
     lam: float = 0.5                     # weight of the search score against the game result
     scale: float = 600.0                 # centipawns per unit of the sigmoid's argument
     score_limit: int = 3000              # drop positions with |score| beyond this
+    score_factor: float = 1.0            # scores times this first: a teacher's centipawns in ours
     seed: int = 1
     device: str = "auto"                 # auto: CUDA when present, else CPU
     resume: str | None = None            # a checkpoint.pt to go on from
@@ -94,6 +95,9 @@ def split_files(cfg: TrainConfig) -> tuple[list[str], list[str]]:
 
 def load_split(files: list[str], cfg: TrainConfig) -> ds.Positions:
     pos = ds.load_positions(files)
+    if cfg.score_factor != 1.0:
+        scaled = np.rint(pos.score.astype(np.float64) * cfg.score_factor)
+        pos.score = np.clip(scaled, -32767, 32767).astype(pos.score.dtype)
     keep = np.abs(pos.score.astype(np.int32)) <= cfg.score_limit
     return pos.subset(np.flatnonzero(keep))
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env python
+"""Score positions again with another USI engine (usi_engine/training/rescore.py says why).
+
+    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 10 --workers 2 --minutes 50 \\
+        --teacher /usr/games/gpsusi --teacher-go "byoyomi 10000" \\
+        --teacher-option Thread=1 --teacher-option BookDepth=0 --teacher-option LimitDepth=4
+    python scripts/train_nnue.py runs/gps8 runs/gen8 --out nets/g1 --init usi_engine/eval/nn.bin ...
+
+GPS Shogi has no `go depth`: its LimitDepth option bounds the search, and a long byoyomi lets
+it reach that depth.  One output file per input file; a finished file is kept when the command
+runs again.  See docs/training.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", nargs="+", help="PackedSfenValue files or folders of shards")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--teacher", required=True, help="the USI engine's command")
+    p.add_argument("--teacher-go", default="depth 8", help="its go arguments (default 'depth 8')")
+    p.add_argument("--teacher-option", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--every", type=int, default=1, help="score about one record in this many")
+    p.add_argument("--eval-limit", type=int, default=3000, help="drop scores beyond this (cp)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--minutes", type=float, default=None, help="start no new file after this long")
+    p.add_argument("--no-progress", action="store_true")
+    a = p.parse_args(argv)
+    from usi_engine.training.dataset import shard_files
+    from usi_engine.training.rescore import RescoreConfig, run
+    options = []
+    for text in a.teacher_option:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            p.error(f"--teacher-option needs NAME=VALUE, got {text!r}")
+        options.append((name, value))
+    try:
+        cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher, a.teacher_go,
+                            tuple(options), a.every, a.eval_limit, a.seed, a.workers, a.minutes)
+        t0 = time.monotonic()
+        run(cfg, show_progress=not a.no_progress)
+    except ValueError as exc:
+        print(f"rescore: {exc}", file=sys.stderr)
+        return 2
+    print(f"{time.monotonic() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
