@@ -1,10 +1,13 @@
 #!/usr/bin/env python
 """Score positions again with another USI engine (usi_engine/training/rescore.py says why).
 
-    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 10 --workers 2 --minutes 50 \\
+    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --workers 2 --minutes 50 \\
         --teacher /usr/games/gpsusi --teacher-go "byoyomi 10000" \\
         --teacher-option Thread=1 --teacher-option BookDepth=0 --teacher-option LimitDepth=4
     python scripts/train_nnue.py runs/gps8 runs/gen8 --out nets/g1 --init usi_engine/eval/nn.bin ...
+
+    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --teacher /usr/games/gpsusi \\
+        --compare                                    # our scores against the teacher's
 
 GPS Shogi has no `go depth`: its LimitDepth option bounds the search, and a long byoyomi lets
 it reach that depth.  One output file per input file; a finished file is kept when the command
@@ -33,9 +36,12 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--minutes", type=float, default=None, help="start no new file after this long")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--compare", action="store_true",
+                   help="ask nothing: compare our scores with the teacher's in the files already "
+                        "made (the same data, --every and --seed), and print --score-factor")
     a = p.parse_args(argv)
     from usi_engine.training.dataset import shard_files
-    from usi_engine.training.rescore import RescoreConfig, run
+    from usi_engine.training.rescore import RescoreConfig, compare, format_comparison, run
     options = []
     for text in a.teacher_option:
         name, sep, value = text.partition("=")
@@ -45,6 +51,9 @@ def main(argv=None) -> int:
     try:
         cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher, a.teacher_go,
                             tuple(options), a.every, a.eval_limit, a.seed, a.workers, a.minutes)
+        if a.compare:
+            print(format_comparison(compare(cfg)))
+            return 0
         t0 = time.monotonic()
         run(cfg, show_progress=not a.no_progress)
     except ValueError as exc:

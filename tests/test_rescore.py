@@ -11,7 +11,8 @@ import pytest
 from usi_engine.position import Position
 from usi_engine.training import psv
 from usi_engine.training.labeler import Line
-from usi_engine.training.rescore import RescoreConfig, output_path, rescore_file, run, sample
+from usi_engine.training.rescore import (RescoreConfig, compare, format_comparison,
+                                         output_path, rescore_file, run, sample)
 
 SENTINEL = 12345          # the input's score: no teacher says exactly this
 
@@ -116,6 +117,34 @@ def test_mates_big_scores_captures_and_silence_are_dropped(one_file, tmp_path):
                                 "kept": 26}
     kept = {psv.record_sfen(r) for r in psv.read_records(output_path(cfg, 0))}
     assert kept == set(sfens[3:]) - {with_capture[-1]}
+
+
+def test_compare_fits_both_scales_to_the_game_results(tmp_path):
+    """A teacher whose centipawns are twice ours: correlation 1, factor 1/2."""
+    rng = random.Random(7)
+    records = quiet_records(300, seed=6)
+    for rec in records:
+        score = rng.randrange(-900, 901)
+        rec["score"] = score
+        rec["game_result"] = psv.WIN if rng.random() < 1 / (1 + np.exp(-score / 300)) else psv.LOSS
+    path = tmp_path / "in" / "gen_00000.bin"
+    path.parent.mkdir()
+    psv.write_records(str(path), records)
+    ours = {psv.record_sfen(r): int(r["score"]) for r in records}
+    teacher = ScriptedTeacher(lambda sfen: [Line(first_quiet_move(sfen), 2 * ours[sfen], None)])
+    cfg = RescoreConfig((str(path),), str(tmp_path / "out"), teacher="scripted", every=2)
+    (tmp_path / "out").mkdir()
+    rescore_file(cfg, 0, teacher)
+    c = compare(cfg)
+    assert c["positions"] == len(teacher.asked)
+    assert c["correlation"] == pytest.approx(1.0)
+    assert c["median_abs"][1] == pytest.approx(2 * c["median_abs"][0], abs=1)
+    assert 100 < c["result_scale"][0] < 1000                       # an inner fit, not a grid end
+    assert c["factor"] == pytest.approx(0.5, rel=0.03)
+    assert c["result_loss"][0] == pytest.approx(c["result_loss"][1], abs=1e-3)
+    assert f"--score-factor {c['factor']:.2f} puts the teacher's centipawns in ours" in format_comparison(c)
+    with pytest.raises(ValueError, match="fewer than two rescored positions"):
+        compare(RescoreConfig((str(path),), str(tmp_path / "none"), teacher="scripted"))
 
 
 def test_sample_is_seeded_and_about_one_in_every():

@@ -99,6 +99,57 @@ def rescore_file(cfg: RescoreConfig, index: int, teacher) -> dict:
             "seconds": round(time.monotonic() - t0, 2), "reused": False}
 
 
+# --- how far the teacher's scores are from ours -------------------------------------------
+def fit_result_scale(scores: np.ndarray, results: np.ndarray) -> tuple[float, float]:
+    """(scale, log loss): the s for which sigmoid(score / s) best predicts the game results
+    (win 1, draw 1/2, loss 0, by cross-entropy), searched on a log grid from 50 to 20,000."""
+    t = (np.asarray(results, np.float64) + 1.0) / 2.0
+    x = np.asarray(scores, np.float64)
+    best = (np.inf, 0.0)
+    for scale in np.exp(np.linspace(np.log(50.0), np.log(20000.0), 400)):
+        p = np.clip(1.0 / (1.0 + np.exp(-x / scale)), 1e-9, 1.0 - 1e-9)
+        loss = float(-(t * np.log(p) + (1.0 - t) * np.log(1.0 - p)).mean())
+        best = min(best, (loss, float(scale)))
+    return best[1], best[0]
+
+
+def compare(cfg: RescoreConfig) -> dict:
+    """Our scores and the teacher's on the positions of the finished output files.
+
+    Both are fitted to the game results the records carry: the ratio of the two scales is
+    the factor that puts the teacher's centipawns in ours (`train_nnue.py --score-factor`),
+    and the two losses say whose scores predicted the games better."""
+    ours, theirs, results = [], [], []
+    for index, path in enumerate(cfg.inputs):
+        out = output_path(cfg, index)
+        if not os.path.exists(out):
+            continue
+        chosen = sample(psv.read_records(path), cfg.every, random.Random(f"{cfg.seed}:{index}"))
+        by_sfen = {psv.record_sfen(r): int(r["score"]) for r in chosen}
+        for rec in psv.read_records(out):
+            ours.append(by_sfen[psv.record_sfen(rec)])
+            theirs.append(int(rec["score"]))
+            results.append(int(rec["game_result"]))
+    if len(ours) < 2:
+        raise ValueError(f"{cfg.out} holds fewer than two rescored positions to compare")
+    x, y, r = (np.array(v, np.float64) for v in (ours, theirs, results))
+    our_scale, our_loss = fit_result_scale(x, r)
+    their_scale, their_loss = fit_result_scale(y, r)
+    return {"positions": len(x), "correlation": float(np.corrcoef(x, y)[0, 1]),
+            "median_abs": (float(np.median(np.abs(x))), float(np.median(np.abs(y)))),
+            "result_scale": (our_scale, their_scale), "result_loss": (our_loss, their_loss),
+            "factor": our_scale / their_scale}
+
+
+def format_comparison(c: dict) -> str:
+    (mo, mt), (so, st), (lo, lt) = c["median_abs"], c["result_scale"], c["result_loss"]
+    return (f"{c['positions']} positions: correlation {c['correlation']:.3f}; median |score| "
+            f"ours {mo:.0f}, teacher {mt:.0f}\n"
+            f"against the game results: ours sigmoid(score/{so:.0f}) loss {lo:.4f}, "
+            f"teacher sigmoid(score/{st:.0f}) loss {lt:.4f}\n"
+            f"--score-factor {c['factor']:.2f} puts the teacher's centipawns in ours")
+
+
 # --- worker processes: one teacher engine each ---------------------------------------------
 _worker: dict = {}
 
