@@ -609,7 +609,9 @@ def _our_engine(name: str, nodes: int) -> EngineSpec:
 
 def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cache):
     engines = [_our_engine("usi_engine", 1000), spec("random", "random_engine.py", "--seed", "5", byoyomi=5000)]
-    cfg = config(engines, tmp_path, games=2, max_moves=60, ready_timeout_s=120, hang_timeout_ms=3000)
+    # 120 plies: at 1,000 nodes a move the network wins on material and king safety, and its
+    # mates of a random mover came after ply 60 (r7: mate in 5 found at ply 59, +2,626 at 60)
+    cfg = config(engines, tmp_path, games=2, max_moves=120, ready_timeout_s=120, hang_timeout_ms=3000)
     result = run_match(cfg)
     summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
     assert summary["games"] == len(result.games) == 2
