@@ -11,7 +11,7 @@ calls this rescoring.)
 Each output file holds, for one input file, the sampled records the teacher judged quiet:
 its score (side to move's view) and best move replace ours; the game ply and the game result
 stay.  A record is dropped when the teacher reports a mate, a score beyond `eval_limit`, a
-capture as its best move (as gensfen drops them), or no move.  A file is written whole or not
+capture as its best move (as gensfen drops them), no move, or a move that is not legal.  A file is written whole or not
 at all, so a run can be stopped and run again.
 """
 from __future__ import annotations
@@ -56,6 +56,11 @@ def sample(records: np.ndarray, every: int, rng: random.Random) -> np.ndarray:
     return records[keep]
 
 
+def chosen_records(cfg: RescoreConfig, index: int) -> np.ndarray:
+    """The records of input file `index` that the teacher is asked about."""
+    return sample(psv.read_records(cfg.inputs[index]), cfg.every, random.Random(f"{cfg.seed}:{index}"))
+
+
 def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray | None, str]:
     """(the record with the teacher's score and move, "kept"), or (None, why it was dropped)."""
     from .labeler import Game
@@ -85,8 +90,7 @@ def rescore_file(cfg: RescoreConfig, index: int, teacher) -> dict:
     if os.path.exists(path):                     # resumable: a file is whole or absent
         return {"file": index, "kept": len(psv.read_records(path)), "reused": True}
     t0 = time.monotonic()
-    rng = random.Random(f"{cfg.seed}:{index}")
-    chosen = sample(psv.read_records(cfg.inputs[index]), cfg.every, rng)
+    chosen = chosen_records(cfg, index)
     teacher.new_game()
     kept, why = [], Counter()
     for rec in chosen:
@@ -120,12 +124,11 @@ def compare(cfg: RescoreConfig) -> dict:
     the factor that puts the teacher's centipawns in ours (`train_nnue.py --score-factor`),
     and the two losses say whose scores predicted the games better."""
     ours, theirs, results = [], [], []
-    for index, path in enumerate(cfg.inputs):
+    for index in range(len(cfg.inputs)):
         out = output_path(cfg, index)
         if not os.path.exists(out):
             continue
-        chosen = sample(psv.read_records(path), cfg.every, random.Random(f"{cfg.seed}:{index}"))
-        by_sfen = {psv.record_sfen(r): int(r["score"]) for r in chosen}
+        by_sfen = {psv.record_sfen(r): int(r["score"]) for r in chosen_records(cfg, index)}
         for rec in psv.read_records(out):
             ours.append(by_sfen[psv.record_sfen(rec)])
             theirs.append(int(rec["score"]))
