@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from usi_engine.training.gensfen import GenConfig, run, format_summary  # noqa: E402
 from usi_engine.training.selfplay import PlayConfig  # noqa: E402
+from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
 from usi_engine.position import START_SFEN  # noqa: E402
 
 
@@ -82,18 +83,16 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
     if a.evaldir and a.teacher:
         raise SystemExit("--evaldir sets our own search's network; give a --teacher its "
                          "network with --teacher-option EvalDir=DIR")
-    options = []
-    for text in a.teacher_option:
-        name, sep, value = text.partition("=")
-        if not sep:
-            raise SystemExit(f"--teacher-option needs NAME=VALUE, got {text!r}")
-        options.append((name, value))
+    try:
+        options = parse_teacher_options(a.teacher_option)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     play = PlayConfig(a.random_moves, a.random_max_ply, a.multipv, a.multipv_plies, a.multipv_margin,
                       a.opening_limit, a.write_min_ply, a.max_ply, a.eval_limit)
     return GenConfig(out=a.out, positions=a.positions, shard_size=a.shard_size, seed=a.seed,
                      depth=a.depth if a.depth > 0 else None, nodes=a.nodes, hash_mb=a.hash,
                      evaldir=a.evaldir,
-                     teacher=a.teacher, teacher_go=a.teacher_go, teacher_options=tuple(options),
+                     teacher=a.teacher, teacher_go=a.teacher_go, teacher_options=options,
                      openings=read_openings(a.openings) if a.openings else (START_SFEN,),
                      play=play, workers=max(1, a.workers),
                      max_seconds=a.minutes * 60 if a.minutes else None, ray_address=a.ray)

@@ -42,15 +42,14 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     from usi_engine.training.dataset import shard_files
     from usi_engine.training.rescore import RescoreConfig, compare, format_comparison, run
-    options = []
-    for text in a.teacher_option:
-        name, sep, value = text.partition("=")
-        if not sep or not name:
-            p.error(f"--teacher-option needs NAME=VALUE, got {text!r}")
-        options.append((name, value))
+    from usi_engine.training.labeler import parse_teacher_options
+    try:
+        options = parse_teacher_options(a.teacher_option)
+    except ValueError as exc:
+        p.error(str(exc))
     try:
         cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher, a.teacher_go,
-                            tuple(options), a.every, a.eval_limit, a.seed, a.workers, a.minutes)
+                            options, a.every, a.eval_limit, a.seed, a.workers, a.minutes)
         if a.compare:
             print(format_comparison(compare(cfg)))
             return 0

@@ -297,3 +297,16 @@ def test_cli_refuses_evaldir_with_a_teacher(tmp_path, capsys):
         cli.config_from_args(cli.parse_args(["--out", str(tmp_path / "x"), "--positions", "10",
                                              "--evaldir", "nets/a", "--teacher", "engine"]))
     assert not (tmp_path / "x").exists()
+
+
+def test_cli_refuses_a_bad_teacher_option(tmp_path):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+    import gensfen as cli
+    args = ["--out", str(tmp_path / "x"), "--positions", "10", "--teacher", "engine"]
+    cfg = cli.config_from_args(cli.parse_args(args + ["--teacher-option", "Thread=1",
+                                                      "--teacher-option", "Path=a=b"]))
+    assert cfg.teacher_options == (("Thread", "1"), ("Path", "a=b"))
+    for bad in ("Thread", "=1"):
+        with pytest.raises(SystemExit, match=f"--teacher-option needs NAME=VALUE, got '{bad}'"):
+            cli.config_from_args(cli.parse_args(args + ["--teacher-option", bad]))
+    assert not (tmp_path / "x").exists()

@@ -87,6 +87,17 @@ class OwnSearch:
         pass
 
 
+def parse_teacher_options(texts: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--teacher-option NAME=VALUE` texts as (name, value) pairs; ValueError names a bad one."""
+    options = []
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--teacher-option needs NAME=VALUE, got {text!r}")
+        options.append((name, value))
+    return tuple(options)
+
+
 class UsiTeacher:
     """Any USI engine as the labeler: `position` + `go <limit>`, MultiPV set when needed."""
 
