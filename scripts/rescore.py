@@ -4,10 +4,9 @@
     python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --workers 2 --minutes 50 \\
         --teacher /usr/games/gpsusi --teacher-go "byoyomi 10000" \\
         --teacher-option Thread=1 --teacher-option BookDepth=0 --teacher-option LimitDepth=4
-    python scripts/train_nnue.py runs/gps8 runs/gen8 --out nets/g1 --init usi_engine/eval/nn.bin ...
-
-    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --teacher /usr/games/gpsusi \\
-        --compare                                    # our scores against the teacher's
+    python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --compare    # its scale to ours
+    python scripts/train_nnue.py runs/gps8 --out nets/r7 --init usi_engine/eval/nn.bin \\
+        --score-factor 0.81 ...                      # the factor --compare printed
 
 GPS Shogi has no `go depth`: its LimitDepth option bounds the search, and a long byoyomi lets
 it reach that depth.  One output file per input file; a finished file is kept when the command
@@ -27,7 +26,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", nargs="+", help="PackedSfenValue files or folders of shards")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--teacher", required=True, help="the USI engine's command")
+    p.add_argument("--teacher", help="the USI engine's command (not needed with --compare)")
     p.add_argument("--teacher-go", default="depth 8", help="its go arguments (default 'depth 8')")
     p.add_argument("--teacher-option", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--every", type=int, default=1, help="score about one record in this many")
@@ -40,6 +39,8 @@ def main(argv=None) -> int:
                    help="ask nothing: compare our scores with the teacher's in the files already "
                         "made (the same data, --every and --seed), and print --score-factor")
     a = p.parse_args(argv)
+    if not a.teacher and not a.compare:
+        p.error("--teacher is needed (only --compare asks no engine)")
     from usi_engine.training.dataset import shard_files
     from usi_engine.training.rescore import RescoreConfig, compare, format_comparison, run
     from usi_engine.training.labeler import parse_teacher_options
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     try:
-        cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher, a.teacher_go,
+        cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher or "", a.teacher_go,
                             options, a.every, a.eval_limit, a.seed, a.workers, a.minutes)
         if a.compare:
             print(format_comparison(compare(cfg)))

@@ -200,3 +200,6 @@ def test_cli_refuses_a_bad_teacher_option(tmp_path, capsys):
         cli.main([str(tmp_path), "--out", str(tmp_path / "o"), "--teacher", "x",
                   "--teacher-option", "Thread"])
     assert "--teacher-option needs NAME=VALUE, got 'Thread'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([str(tmp_path), "--out", str(tmp_path / "o")])
+    assert "--teacher is needed (only --compare asks no engine)" in capsys.readouterr().err

@@ -11,8 +11,8 @@ calls this rescoring.)
 Each output file holds, for one input file, the sampled records the teacher judged quiet:
 its score (side to move's view) and best move replace ours; the game ply and the game result
 stay.  A record is dropped when the teacher reports a mate, a score beyond `eval_limit`, a
-capture as its best move (as gensfen drops them), no move, or a move that is not legal.  A file is written whole or not
-at all, so a run can be stopped and run again.
+capture as its best move (as gensfen drops them), no move, or a move that is not legal.  A
+file is written whole or not at all, so a run can be stopped and run again.
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-import cshogi
 import numpy as np
 
 from . import psv
@@ -64,9 +63,11 @@ def chosen_records(cfg: RescoreConfig, index: int) -> np.ndarray:
 def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray | None, str]:
     """(the record with the teacher's score and move, "kept"), or (None, why it was dropped)."""
     from .labeler import Game
+    from .selfplay import is_capture
     from ..position import Position
     sfen = psv.record_sfen(rec)
-    lines = teacher.search(Game(sfen, [], Position(sfen)), 1)
+    pos = Position(sfen)
+    lines = teacher.search(Game(sfen, [], pos), 1)
     if not lines:
         return None, "no move"
     best = lines[0]
@@ -74,11 +75,9 @@ def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray |
         return None, "mate"
     if abs(best.cp) > eval_limit:
         return None, "beyond eval limit"
-    board = cshogi.Board(sfen)
-    move = board.move_from_usi(best.move)
-    if move == 0 or not board.is_legal(move):
+    if best.move not in pos.legal_moves():
         return None, "illegal move"
-    if board.piece(cshogi.move_to(move)) != 0 and not cshogi.move_is_drop(move):
+    if is_capture(pos, best.move):
         return None, "capture"
     out = psv.make_record(sfen, best.cp, best.move, int(rec["gamePly"]), int(rec["game_result"]))
     return out, "kept"

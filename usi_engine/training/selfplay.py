@@ -50,7 +50,8 @@ class GameOutcome:
     skipped: Counter = field(default_factory=Counter)
 
 
-def _is_capture(pos: Position, move: str) -> bool:
+def is_capture(pos: Position, move: str) -> bool:
+    """Whether the USI move takes a piece in `pos` (a drop never does)."""
     return "*" not in move and pos.arrays.board[parse_square(move[2:4])] != 0
 
 
@@ -118,7 +119,7 @@ def play_game(rng: random.Random, labeler, cfg: PlayConfig, start_sfen: str = ST
             continue
         if ply >= cfg.write_min_ply:
             skip = ("in check" if pos.is_check() else
-                    "capture" if _is_capture(pos, best.move) else None)
+                    "capture" if is_capture(pos, best.move) else None)
             if skip:
                 out.skipped[skip] += 1
             else:

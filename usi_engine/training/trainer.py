@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import dataset as ds
+from . import dataset as ds, psv
 from ..nnue.format import read_network
 from .export import export, from_network
 from .model import NNUE
@@ -97,7 +97,7 @@ def load_split(files: list[str], cfg: TrainConfig) -> ds.Positions:
     pos = ds.load_positions(files)
     if cfg.score_factor != 1.0:
         scaled = np.rint(pos.score.astype(np.float64) * cfg.score_factor)
-        pos.score = np.clip(scaled, -32767, 32767).astype(pos.score.dtype)
+        pos.score = np.clip(scaled, -psv.SCORE_LIMIT, psv.SCORE_LIMIT).astype(pos.score.dtype)
     keep = np.abs(pos.score.astype(np.int32)) <= cfg.score_limit
     return pos.subset(np.flatnonzero(keep))
 
