@@ -344,6 +344,17 @@ def test_one_legal_move_is_answered_at_once(engine):
     assert ms < 500
 
 
+def test_one_legal_move_still_reports_a_searched_score(engine):
+    # From a game against Fairy-Stockfish: 3d2e is forced, and mate in 7 plies follows
+    # (2g2f 2e2f N*3h 2f2e 2i1g 2e1f G*2f). A depth-1 answer reported "score cp 541".
+    engine.send("usinewgame")
+    engine.send("position sfen 8l/6+SS1/pp2ppSp1/6k2/1P3NL2/P2pPSpgP/1+p1P3G1/2P2G1PL/L1+R3KNb w Nrbgn3p 128")
+    ms, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
+    assert best == "3d2e"
+    assert ms < 500
+    assert " score mate -" in lines[-2], lines[-2]
+
+
 def test_resign_value(engine):
     engine.send("setoption name ResignValue value 1000")
     engine.send("usinewgame")

@@ -21,6 +21,9 @@ from .resign import ResignRule
 from .timeman import Budget, GoParams, TimeSettings, compute_budget
 
 STOP_WAIT_S = 5.0   # a search that has not ended this long after `stop` is considered hung
+# One legal move under a clock: search only this deep. Milliseconds, and deep enough that the
+# score shown is not a static guess (a depth-1 search said +541 where mate in 8 followed).
+SINGLE_REPLY_DEPTH = 8
 
 
 class Engine:
@@ -209,8 +212,9 @@ class Engine:
             mate_info = mate_probe.probe(job.pos, legal, job.stop, job.budget.optimum, self.log)
             if mate_info is not None:
                 return [format_info(mate_info), self._bestmove_line(mate_info.pv)]
-        # one legal move: answer at once (a depth-1 search for the info line)
-        depth = 1 if len(legal) == 1 and timed else job.params.depth
+        depth = job.params.depth
+        if len(legal) == 1 and timed:        # the move is forced: a short search for the score
+            depth = SINGLE_REPLY_DEPTH if depth is None else min(depth, SINGLE_REPLY_DEPTH)
         result = self._think(job, depth)
         job.wait_until_released(self._is_quitting)
         return self._final_lines(job, legal, result)
