@@ -22,7 +22,7 @@ from .timeman import Budget, GoParams, TimeSettings, compute_budget
 
 STOP_WAIT_S = 5.0   # a search that has not ended this long after `stop` is considered hung
 # One legal move under a clock: search only this deep. Milliseconds, and deep enough that the
-# score shown is not a static guess (a depth-1 search said +541 where mate in 8 followed).
+# score shown is not a static guess (a depth-1 search said +541 with mate in 8 plies ahead).
 SINGLE_REPLY_DEPTH = 8
 
 
