@@ -23,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from usi_engine.cluster import ClusterError  # noqa: E402
 from usi_engine.training.gensfen import GenConfig, run, format_summary  # noqa: E402
 from usi_engine.training.selfplay import PlayConfig  # noqa: E402
 from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     try:
         summary = run(cfg, show_progress=not args.no_progress)
-    except ValueError as exc:
+    except (ValueError, ClusterError) as exc:
         print(f"gensfen: {exc}", file=sys.stderr)
         return 2
     print(format_summary(summary))

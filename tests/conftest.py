@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+# Any Ray cluster a test starts stays on this machine's loopback address (docs/scaling.md):
+# set before a test module imports Ray, which reads it once.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 REPO = Path(__file__).resolve().parent.parent
 ISREADY_TIMEOUT = float(os.environ.get("USI_ENGINE_ISREADY_TIMEOUT", "900"))
 

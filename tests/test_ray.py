@@ -1,17 +1,24 @@
-"""Matches on a local Ray cluster bound to 127.0.0.1: the same games as a local run,
-a dead worker's game rescheduled and counted once, dispatch stopped by the SPRT."""
+"""Matches on Ray: a local cluster that stays on loopback (checked on its sockets), the
+same games as a local run, a dead worker's game rescheduled and counted once, dispatch
+stopped by the SPRT, and a cluster named by address joined with its token."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
 
 import pytest
 import ray
 
-from usi_engine.match.raycluster import RayMatch
+from usi_engine import cluster
+from usi_engine.match.raycluster import RayMatch, connect
 from usi_engine.match.referee import Reason
 from usi_engine.match.runner import (EngineSpec, MatchConfig, TimeControl, random_openings,
                                      run_match)
@@ -23,11 +30,51 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, configure_logging=False,
-             runtime_env={"env_vars": {"PYTHONPATH": REPO}})
+    assert connect(cluster.LOCAL, num_cpus=2)      # the path `--ray local` takes
     yield
     ray.shutdown()
+
+
+def test_local_cluster_listens_and_talks_on_loopback_only(local_ray):
+    @ray.remote
+    def square(x: int) -> int:
+        return x * x
+
+    assert ray.get([square.remote(i) for i in range(4)]) == [0, 1, 4, 9]   # workers running
+    pids = [os.getpid(), *cluster.descendants(os.getpid())]
+    sockets = cluster.tcp_sockets(pids)
+    listening = [s for s in sockets if s.state == "listen"]
+    talking = [s for s in sockets if s.state == "established"]
+    assert len(listening) >= 3 and len(talking) >= 3, sockets   # GCS, raylet, workers seen
+    assert {s.pid for s in sockets} - {os.getpid()}, "no Ray process found"
+    assert cluster.exposed_sockets() == []
+    assert all(cluster.is_loopback(s.local[0]) for s in listening)
+    assert all(cluster.is_loopback(s.remote[0]) for s in talking)
+
+
+def test_socket_check_sees_what_is_exposed():
+    with socket.socket() as server:                    # a real listener, on loopback
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        mine = [s for s in cluster.tcp_sockets([os.getpid()]) if s.local[1] == port]
+        assert [(s.state, s.local) for s in mine] == [("listen", ("127.0.0.1", port))]
+        assert not cluster.exposed(mine[0])
+    def listen(host: str) -> cluster.Socket:
+        return cluster.Socket(1, "listen", (host, 6379), ("0.0.0.0", 0))
+    def talk(local: str, remote: str) -> cluster.Socket:
+        return cluster.Socket(1, "established", (local, 40000), (remote, 6379))
+    for host in ("0.0.0.0", "::", "192.0.2.2", "::ffff:192.0.2.2"):
+        assert cluster.exposed(listen(host)), host
+    for host in ("127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"):
+        assert not cluster.exposed(listen(host)), host
+    assert cluster.exposed(talk("127.0.0.1", "192.0.2.2"))
+    assert cluster.exposed(talk("::ffff:192.0.2.2", "::ffff:192.0.2.2"))
+    assert not cluster.exposed(talk("::ffff:127.0.0.1", "127.0.0.1"))
+    # /proc/net/tcp{,6} spell hosts in host byte order
+    assert cluster._decode_address("0100007F:18EB", v6=False) == ("127.0.0.1", 6379)
+    assert cluster._decode_address("0000000000000000FFFF00000100007F:18EB", v6=True) == (
+        "::ffff:127.0.0.1", 6379)
 
 
 def fixture_spec(name: str, *args: str) -> EngineSpec:
@@ -153,3 +200,90 @@ def test_spsa_pairs_on_ray(tmp_path, local_ray, capsys):
     spsa = Spsa.load(str(tmp_path / "tune" / "spsa.json"))
     assert spsa.done == 30 and len(spsa.results) == 30 and all(-2 <= r <= 2 for r in spsa.results)
     assert spsa.theta != [20.0, 80.0]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(home: str, **extra: str) -> dict[str, str]:
+    """This environment without any Ray setting of the caller's, a home of its own (no
+    token file), loopback-only clusters, and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(HOME=home, PYTHONPATH=REPO, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **extra)
+    return env
+
+
+@pytest.fixture
+def token_head():
+    """A head node on loopback that requires a token, as `ray start` makes one; yields
+    (address, token) and stops every process it started."""
+    work = tempfile.mkdtemp(prefix="rayhead")      # short: Ray's socket paths live here
+    token, port = secrets.token_hex(32), _free_port()
+    head = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head",
+         "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", "2",
+         "--include-dashboard=false", "--temp-dir", os.path.join(work, "t"), "--block"],
+        env=_env(work, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert head.poll() is None, "ray start --head ended"
+        yield f"127.0.0.1:{port}", token
+        assert cluster.exposed_sockets([head.pid, *cluster.descendants(head.pid)]) == []
+    finally:
+        processes = [head.pid, *cluster.descendants(head.pid)]
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass                    # Ray's own shutdown waits for its workers: no need
+        for pid in processes:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        head.wait(timeout=30)
+
+
+def _match_on(address: str, out: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    engine = f"cmd={sys.executable} {FIXTURES}/random_engine.py"
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "scripts", "match.py"), "--engine", engine, "name=a",
+         "--engine", engine, "name=b", "--games", "2", "--max-moves", "10", "--quiet",
+         "--ready-timeout", "120", "--ray", address, "--out", out],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+
+
+def test_cluster_by_address_needs_its_token(tmp_path, token_head):
+    address, token = token_head
+    home = str(tmp_path / "home")
+    os.makedirs(home)
+    joined = _match_on(address, str(tmp_path / "with"), _env(home, RAY_AUTH_TOKEN=token))
+    assert joined.returncode == 0, joined.stdout[-2000:] + joined.stderr[-2000:]
+    assert json.load(open(tmp_path / "with" / "summary.json"))["games"] == 2
+    refused = _match_on(address, str(tmp_path / "without"), _env(home))
+    assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
+    message = [line for line in refused.stderr.splitlines() if line.startswith("match: ")]
+    assert message == [f"match: could not join the Ray cluster at {address}: it asks for an "
+                       "authentication token and this machine has none ($RAY_AUTH_TOKEN, "
+                       "$RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token). On the head node run `ray "
+                       "get-auth-token` and here `export RAY_AUTH_TOKEN=<that token>` (see "
+                       "docs/scaling.md#authentication-tokens)"]
+    assert not os.path.exists(tmp_path / "without" / "summary.json")
+
+
+def test_nothing_at_the_address_is_said_at_once(tmp_path):
+    address = f"127.0.0.1:{_free_port()}"
+    started = time.monotonic()
+    run = _match_on(address, str(tmp_path / "out"), _env(str(tmp_path)))
+    assert run.returncode == 2 and time.monotonic() - started < 60
+    assert f"match: nothing answers at {address}: is `ray start --head` running there" in run.stderr

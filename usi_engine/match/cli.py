@@ -12,6 +12,7 @@ import signal
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
+from ..cluster import ClusterError
 from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
                      load_openings, random_openings, run_match, unique_names)
 from .stats import Sprt, parse_pentanomial
@@ -341,6 +342,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     progress = Progress(quiet)
     try:
         result = run_match(config, progress)
+    except ClusterError as exc:
+        progress.done()
+        print(f"match: {exc}", file=sys.stderr)
+        return 2
     finally:
         # An in-process caller (a test, a notebook) gets its own handlers back.
         signal.signal(signal.SIGINT, previous[0])

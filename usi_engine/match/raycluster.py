@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional
 import ray
 from ray.exceptions import RayActorError
 
+from .. import cluster
 from .records import GameRecord
 from .runner import Match, MatchConfig, MatchResult, ScheduledGame, Table, save_summary
 from .usiproc import EngineLog
@@ -59,32 +60,20 @@ class RemoteTable:
 
 def connect(address: str, num_cpus: Optional[int] = None,
             working_dir: Optional[str] = None) -> bool:
-    """Join the cluster at ``address`` (``auto``: the one ``ray start`` made on this
-    machine; ``local``: a new one-machine cluster bound to 127.0.0.1).  Returns True if
-    this call connected (so the caller disconnects at the end).
+    """Join or start the cluster at ``address`` (:func:`usi_engine.cluster.connect`);
+    True if this call connected (so the caller disconnects at the end).
 
     ``working_dir`` is shipped to every node and is the engines' working directory there
     (so ``cmd=python -m usi_engine`` runs this checkout); without it the nodes must have
     the engines at the same paths, and ``usi_engine`` is found through PYTHONPATH.
     """
-    if ray.is_initialized():
-        return False
     if working_dir:
         runtime_env: dict[str, Any] = {"working_dir": working_dir,
                                        "excludes": [".git", "__pycache__", "match-results",
                                                     "*.log", ".venv"]}
     else:
-        path = os.environ.get("PYTHONPATH", "")
-        runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
-            p for p in (PACKAGE_ROOT, path) if p)}}
-    kwargs: dict[str, Any] = {"runtime_env": runtime_env, "log_to_driver": False,
-                              "configure_logging": False}
-    if address == "local":
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                 _node_ip_address="127.0.0.1", **kwargs)
-    else:
-        ray.init(address=address, **kwargs)
-    return True
+        runtime_env = cluster.package_path_env(PACKAGE_ROOT)
+    return cluster.connect(address, num_cpus=num_cpus, runtime_env=runtime_env)
 
 
 class RayMatch(Match):

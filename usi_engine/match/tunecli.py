@@ -10,6 +10,7 @@ import signal
 import sys
 from typing import Optional, Sequence
 
+from ..cluster import ClusterError
 from . import tune
 from .cli import engine_from_fields, make_openings, parse_engine_tokens
 from .spsa import SpsaParam
@@ -157,7 +158,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)
     progress = Progress(args.quiet, spsa.iterations)
-    result = tuner.run(progress)
+    try:
+        result = tuner.run(progress)
+    except ClusterError as exc:
+        progress.done()
+        print(f"tune: {exc}", file=sys.stderr)
+        return 2
     progress.done()
     r = result
     print(f"{'Stopped' if r.interrupted else 'Finished'}: {spsa.done}/{spsa.iterations} pairs; "

@@ -29,17 +29,10 @@ class ShardMaker:
 
 
 def connect(address: str, workers: int) -> None:
-    """Join the cluster at `address`, or start a local Ray on 127.0.0.1 for "local"."""
-    import ray
-    if ray.is_initialized():
-        return
-    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
-        p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}}
-    if address == "local":
-        ray.init(num_cpus=workers, include_dashboard=False, _node_ip_address="127.0.0.1",
-                 runtime_env=env, log_to_driver=False, configure_logging=False)
-    else:
-        ray.init(address=address, runtime_env=env, log_to_driver=False)
+    """Join the cluster at `address`, or start a private local one for "local"."""
+    from .. import cluster
+    cluster.connect(address, num_cpus=workers if address == cluster.LOCAL else None,
+                    runtime_env=cluster.package_path_env(REPO))
 
 
 def run_ray(cfg, todo: list[int], deadline: float | None, bar) -> int:
