@@ -142,10 +142,80 @@ def test_clear_hash_is_a_button_and_consideration_mode_a_check():
     from usi_engine.options import BUTTON, Options
     opts = Options.create({})
     lines = opts.usi_lines()
-    assert "option name Clear Hash type button" in lines
+    assert "option name Clear_Hash type button" in lines
+    assert not any("Clear Hash" in line for line in lines)    # the chess spelling is not declared
     assert "option name ConsiderationMode type check default false" in lines
     assert "option name RoundUpToFullSecond type check default true" in lines
-    assert opts.set("clear hash", None).type == BUTTON       # pressed: no value needed
-    assert opts.set("Clear Hash", "anything").type == BUTTON
+    assert opts.set("clear_hash", None).type == BUTTON       # pressed: no value needed
+    assert opts.set("Clear Hash", "anything").name == "Clear_Hash"   # accepted, same button
+    assert "clear hash" in opts and opts.get_option("CLEAR HASH").name == "Clear_Hash"
     opts.set("ConsiderationMode", "true")
     assert opts["ConsiderationMode"] is True
+
+
+def _shogihome_option(line: str) -> dict:
+    """An `option` line read as ShogiHome 1.29.0's USI module reads it: split on single
+    spaces; `name` is followed by ONE token, then `type`; the rest are key/value pairs,
+    `var` repeatable.  Raises ValueError where ShogiHome logs 'invalid option command'."""
+    tokens = line.split(" ")
+    if tokens[:2] != ["option", "name"] or len(tokens) < 5 or tokens[3] != "type":
+        raise ValueError(f"invalid option command: {line}")
+    option = {"name": tokens[2], "type": tokens[4], "vars": []}
+    rest = tokens[5:]
+    if len(rest) % 2:
+        raise ValueError(f"invalid option command: {line}")
+    for key, value in zip(rest[::2], rest[1::2]):
+        if key == "var":
+            option["vars"].append(value)
+        elif key in ("default", "min", "max") and key not in option:
+            option[key] = value
+        else:
+            raise ValueError(f"invalid option command: {line}")
+    return option
+
+
+def _check_usi_spec(option: dict) -> None:
+    """The USI specification's rules for the declared default, min, max and vars."""
+    kind, default = option["type"], option.get("default")
+    assert kind in ("check", "spin", "combo", "button", "string", "filename"), option
+    if kind == "button":
+        assert set(option) == {"name", "type", "vars"} and not option["vars"], option
+    elif kind == "check":
+        assert default in ("true", "false"), option
+    elif kind == "spin":
+        low, high, value = int(option["min"]), int(option["max"]), int(default)
+        assert low <= value <= high, option
+    elif kind == "combo":
+        assert option["vars"] and default in option["vars"], option
+    else:
+        assert default, option          # a string's empty default is spelled <empty>
+
+
+def test_every_declared_option_reads_in_shogihome_and_by_the_usi_spec():
+    from usi_engine.options import Options
+    for tuning in (False, True):
+        opts = Options.create(read_switches_without_import())
+        opts.tuning = tuning
+        lines = opts.usi_lines()
+        assert len(lines) >= 30
+        names = []
+        for line in lines:
+            option = _shogihome_option(line)
+            _check_usi_spec(option)
+            names.append(option["name"].lower())
+        assert len(names) == len(set(names))          # no name declared twice
+
+
+def test_shogihome_reader_refuses_what_shogihome_refuses():
+    """The reader above fails where ShogiHome does, so the test above can fail."""
+    for bad in ("option name Clear Hash type button",
+                "option name Hash type spin default 1 min",
+                "option name X type spin default 1 default 2"):
+        with pytest.raises(ValueError, match="invalid option command"):
+            _shogihome_option(bad)
+
+
+def test_an_option_name_with_a_space_cannot_be_declared():
+    from usi_engine.options import BUTTON, Option
+    with pytest.raises(ValueError, match="has a space: GUIs drop such options"):
+        Option("Clear Hash", BUTTON, None)

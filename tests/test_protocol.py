@@ -768,8 +768,9 @@ def test_go_searchmoves_restricts_the_root(engine):
 
 
 def test_clear_hash_forgets_what_the_search_learned(engine):
-    """A fixed-depth search after `Clear Hash` repeats the node count of one after
-    usinewgame; a second search on the warm table differs."""
+    """A fixed-depth search after `Clear_Hash` (or the chess spelling `Clear Hash`)
+    repeats the node count of one after usinewgame; a second search on the warm table
+    differs."""
     def nodes(go_line):
         _, _, _, lines = go_and_wait(engine, go_line, 60)
         return int(lines[-2].split()[lines[-2].split().index("nodes") + 1])
@@ -777,7 +778,11 @@ def test_clear_hash_forgets_what_the_search_learned(engine):
     engine.send("usinewgame")
     fresh = nodes("go depth 7")
     warm = nodes("go depth 7")
-    engine.send("setoption name Clear Hash")
+    engine.send("setoption name Clear_Hash")
     assert engine.sync() == []
     cleared = nodes("go depth 7")
     assert warm != fresh and cleared == fresh
+    assert nodes("go depth 7") == warm
+    engine.send("setoption name Clear Hash")
+    assert engine.sync() == []
+    assert nodes("go depth 7") == fresh

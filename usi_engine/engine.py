@@ -16,7 +16,7 @@ from .backend import Backend
 from .game import GameState
 from .info import empty_info, format_info
 from .job import SearchJob
-from .options import Options, ascii_clean
+from .options import CLEAR_HASH, Options, ascii_clean
 from .resign import ResignRule
 from .timeman import Budget, GoParams, TimeSettings, compute_budget
 
@@ -71,9 +71,9 @@ class Engine:
         self.backend.new_game(idle=not self.searching())
 
     def press(self, button: str) -> None:
-        """A button option: `Clear Hash` forgets the TT and the histories (now when idle,
+        """A button option: `Clear_Hash` forgets the TT and the histories (now when idle,
         else before the next search)."""
-        if button == "Clear Hash":
+        if button == CLEAR_HASH:
             self.backend.new_game(idle=not self.searching())
 
     def gameover(self, result: str) -> None:

@@ -27,6 +27,12 @@ from pathlib import Path
 
 CHECK, SPIN, COMBO, STRING, FILENAME, BUTTON = "check", "spin", "combo", "string", "filename", "button"
 
+# The button that forgets the transposition table and the histories.  USI option names
+# have no spaces (GUIs such as ShogiHome split `option` lines on them and drop the line),
+# so it is declared as Fairy-Stockfish's USI mode does; `setoption name Clear Hash`, the
+# chess spelling, is still accepted.
+CLEAR_HASH = "Clear_Hash"
+
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -49,8 +55,11 @@ class Option:
     vars: tuple[str, ...] = ()
     value: object = None
     tunable: bool = False      # a search constant: declared at `usi` only in tuning mode
+    aliases: tuple[str, ...] = ()   # other names `setoption` accepts (never declared)
 
     def __post_init__(self) -> None:
+        if " " in self.name:
+            raise ValueError(f"option name {self.name!r} has a space: GUIs drop such options")
         if self.value is None:
             self.value = self.default
 
@@ -107,7 +116,7 @@ def builtin_options() -> list[Option]:
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
         Option("MultiPV", SPIN, 1, 1, 500),
-        Option("Clear Hash", BUTTON, None),   # forget the TT and the histories (Stockfish's name)
+        Option(CLEAR_HASH, BUTTON, None, aliases=("Clear Hash",)),   # forget the TT and the histories
         Option("ConsiderationMode", CHECK, False),   # analysis: report a stopped iteration's lines
         Option("NetworkDelay", SPIN, 60, 0, 10000),
         Option("NetworkDelay2", SPIN, 120, 0, 10000),
@@ -178,6 +187,7 @@ class Options:
     """Case-insensitive option table, in declaration order."""
 
     _table: dict[str, Option] = field(default_factory=dict)
+    _aliases: dict[str, str] = field(default_factory=dict)     # lower-case alias -> key
     switch_names: list[str] = field(default_factory=list)
     # engine.cfg entries that named no known option yet (maybe a switch known only later)
     pending_cfg: dict[str, str] = field(default_factory=dict)
@@ -199,6 +209,12 @@ class Options:
 
     def add(self, opt: Option) -> None:
         self._table[opt.name.lower()] = opt
+        for alias in opt.aliases:
+            self._aliases[alias.lower()] = opt.name.lower()
+
+    def _key(self, name: str) -> str:
+        key = name.strip().lower()
+        return self._aliases.get(key, key)
 
     def add_switches(self, switches: dict[str, int]) -> list[str]:
         """Declare search switches not yet known; apply engine.cfg values waiting for them."""
@@ -215,13 +231,13 @@ class Options:
         return added
 
     def __contains__(self, name: str) -> bool:
-        return name.lower() in self._table
+        return self._key(name) in self._table
 
     def get_option(self, name: str) -> Option:
-        return self._table[name.lower()]
+        return self._table[self._key(name)]
 
     def __getitem__(self, name: str) -> object:
-        return self._table[name.lower()].value
+        return self._table[self._key(name)].value
 
     def all(self) -> list[Option]:
         return list(self._table.values())
@@ -236,7 +252,7 @@ class Options:
     def set(self, name: str, value: str | None) -> Option:
         """Apply `setoption`; ValueError (old value kept) for unknown names or bad values.
         Returns the option (a button's caller runs its action)."""
-        key = name.strip().lower()
+        key = self._key(name)
         if key not in self._table:
             raise ValueError(f"unknown option {ascii_clean(name.strip())}")
         opt = self._table[key]
