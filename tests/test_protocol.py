@@ -786,3 +786,32 @@ def test_clear_hash_forgets_what_the_search_learned(engine):
     engine.send("setoption name Clear Hash")
     assert engine.sync() == []
     assert nodes("go depth 7") == fresh
+
+
+def test_answers_after_a_ponder_keep_the_relay_reserve(engine):
+    """A GUI passes the opponent's move on while the server's clock runs: after `ponderhit`,
+    and after the `go` that follows a stopped ponder search, the engine stops
+    PONDERHIT_RELAY_MS earlier than after a plain `go` (byoyomi 2 s, NetworkDelay2 120)."""
+    from usi_engine.timeman import PONDERHIT_RELAY_MS
+    pondered_limit = 2000 - 120 - PONDERHIT_RELAY_MS        # 1730 ms
+    engine.send("setoption name USI_Ponder value true")
+    engine.send("usinewgame")
+    engine.send("position startpos moves 7g7f 3c3d")
+    engine.send("go ponder btime 0 wtime 0 byoyomi 2000")
+    engine.no_output(0.3)
+    t0 = engine.send("ponderhit")
+    stamp, _ = engine.read_until("bestmove", 10)
+    assert pondered_limit - 100 <= (stamp - t0) * 1000 < pondered_limit + 70
+    engine.send("position startpos moves 7g7f 3c3d 2g2f")
+    engine.send("go ponder btime 0 wtime 0 byoyomi 2000")
+    engine.no_output(0.3)
+    engine.send("stop")                                      # a ponder miss
+    engine.read_until("bestmove", 5)
+    engine.send("position startpos moves 7g7f 3c3d 6g6f")
+    after_miss, _, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
+    assert pondered_limit - 100 <= after_miss < pondered_limit + 70
+    engine.send("position startpos moves 7g7f 3c3d 6g6f 8c8d")
+    plain, _, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
+    assert plain >= 2000 - 120 - 5                           # the plain margin only
+    engine.send("setoption name USI_Ponder value false")
+    assert engine.sync() == []

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from usi_engine.timeman import (BARE_GO_MS, HICCUP_RESERVE_MS, MAX_SHARE, Budget, Clock,
+from usi_engine.timeman import (BARE_GO_MS, HICCUP_RESERVE_MS, MAX_SHARE, PONDERHIT_RELAY_MS,
+                                Budget, Clock,
                                 StabilityTracker, TimeSettings, compute_budget, main_time_reserve,
                                 parse_go, round_up_to_second, whole_seconds)
 
@@ -184,6 +185,23 @@ def test_every_budget_is_ordered_and_positive(line):
         for side in (0, 1):
             b = compute_budget(go(line), side, ply, S)
             assert 1 <= b.minimum <= b.optimum <= b.maximum
+
+
+def test_a_ponder_search_keeps_the_relay_of_ponderhit_in_reserve():
+    """The GUI's clock ran while it passed the move on: a pondered answer comes earlier by
+    PONDERHIT_RELAY_MS, a plain `go` keeps its margin."""
+    for clock in ("btime 0 wtime 0 byoyomi 1000", "btime 0 wtime 0 byoyomi 999"):
+        plain = compute_budget(go(clock), 0, 40, S)
+        pondered = compute_budget(go("ponder " + clock), 0, 40, S)
+        assert plain.maximum == plain.minimum == int(clock.split()[-1]) - 120
+        assert pondered.maximum == pondered.minimum == plain.maximum - PONDERHIT_RELAY_MS
+    plain = compute_budget(go("btime 60000 wtime 60000 binc 1000 winc 1000"), 0, 40, S)
+    pondered = compute_budget(go("ponder btime 60000 wtime 60000 binc 1000 winc 1000"), 0, 40, S)
+    assert pondered.round_margin == plain.round_margin + PONDERHIT_RELAY_MS == 60 + 150
+    after_miss = compute_budget(go("btime 0 wtime 0 byoyomi 1000"), 0, 40, S, relayed=True)
+    assert after_miss.maximum == 1000 - 120 - PONDERHIT_RELAY_MS
+    tight = compute_budget(go("ponder btime 300 wtime 300"), 0, 40, S)
+    assert tight.maximum <= 300 - min(60 + PONDERHIT_RELAY_MS, 150)   # at most half kept
 
 
 def test_ponder_credit_shortens_the_soft_limit_but_not_the_minimum():

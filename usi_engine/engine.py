@@ -35,6 +35,7 @@ class Engine:
         self.game = GameState(self.backend.position_cls)
         self.resign = ResignRule()
         self._job: SearchJob | None = None
+        self._ponder_stopped = False      # the last `stop` ended a ponder search
         self.quitting = False
 
     # ------------------------------------------------------------------ setup
@@ -67,6 +68,7 @@ class Engine:
 
     def new_game(self) -> None:
         self.stop(wait=True)
+        self._ponder_stopped = False
         self.resign.reset()
         self.backend.new_game(idle=not self.searching())
 
@@ -78,6 +80,7 @@ class Engine:
 
     def gameover(self, result: str) -> None:
         self.stop(wait=True)
+        self._ponder_stopped = False
         self.resign.reset()
 
     # ------------------------------------------------------------------ go / stop
@@ -120,7 +123,8 @@ class Engine:
         settings = TimeSettings.from_options(self.options)
         if params.is_mate:
             return SearchJob(params, pos, stop_array, _mate_budget(params, settings), 1), self._run_mate
-        budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings)
+        relayed, self._ponder_stopped = self._ponder_stopped, False
+        budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings, relayed)
         job = SearchJob(params, pos, stop_array, budget, int(self.options["MultiPV"]))
         job.root_moves = self._root_moves(pos, params.searchmoves)
         return job, self._run_search
@@ -159,6 +163,8 @@ class Engine:
         job = self._job
         if job is None or job.finished():
             return
+        # a ponder miss: the `go` that follows started on the server's clock long ago
+        self._ponder_stopped = job.pondering and not self.quitting
         job.request_stop()
         if wait:
             job.wait_finished(STOP_WAIT_S)

@@ -160,6 +160,11 @@ FREE_FRACTION_MS = 700     # whole-second clock: the uncharged part of a move, c
                            # tests/test_timeman.py's simulated games (70-90% spent by ply 120)
 HICCUP_RESERVE_MS = 300    # seen: a search that started 340 ms after its `go` on a loaded
                            # 2-core machine
+PONDERHIT_RELAY_MS = 150   # a ponder search's clock starts at `ponderhit` (or at the `go`
+                           # after a stopped ponder search), but the server's started when it
+                           # sent the move to the GUI: ShogiHome's bridge took up to 72 ms to
+                           # pass a move on with two engines pondering on 2 cores (a plain
+                           # `go` took under 5 ms); kept twice that in reserve
 MAX_STEAL = 4.0            # an unstable search may take this many optimum times...
 MAX_SHARE = 0.25           # ... but never more than this share of the main time left
 
@@ -197,10 +202,13 @@ def round_up_to_second(t_ms: float, margin: int, hard: int) -> int:
     return int(min(t, hard))
 
 
-def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings) -> Budget | None:
+def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings,
+                   relayed: bool = False) -> Budget | None:
     """The thinking budget for `go` with `side` (0 black, 1 white) to move at game ply `ply`.
 
-    None means no time limit (infinite, or only depth / nodes limits).
+    `relayed`: a `go` that follows a stopped ponder search (the GUI stopped it and waited
+    for its answer while the server's clock ran); keeps PONDERHIT_RELAY_MS in reserve, as
+    `go ponder` does.  None means no time limit (infinite, or only depth / nodes limits).
     """
     if go.infinite:
         return None
@@ -218,6 +226,8 @@ def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings) ->
     byo = go.byoyomi or 0
     total = time_left + byo
     margin = settings.network_delay2 if byo > 0 else settings.network_delay
+    if go.ponder or relayed:
+        margin += PONDERHIT_RELAY_MS
     # a margin larger than half of what is available would leave nothing to think with
     margin = min(margin, total // 2)
     hard = max(1, total - margin)

@@ -38,7 +38,8 @@ class RemoteTable:
 
     def __init__(self, config: MatchConfig, tag: str, keep_logs: bool = True) -> None:
         self.abort = threading.Event()
-        self.logs = [EngineLog(None, memory=keep_logs) for _ in config.engines]
+        t0 = time.monotonic()
+        self.logs = [EngineLog(None, memory=keep_logs, t0=t0) for _ in config.engines]
         self.table = Table(config, self.logs, tag, self.abort)
 
     def play(self, game: ScheduledGame) -> tuple[GameRecord, list[list[str]]]:

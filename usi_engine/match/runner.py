@@ -702,7 +702,8 @@ class Match:
         self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet,
                              config.opening_start)
         self.abort = threading.Event()
-        self.logs = [EngineLog(self._log_path(e)) for e in config.engines]
+        t0 = time.monotonic()       # one time base: the engines' logs merge by time
+        self.logs = [EngineLog(self._log_path(e), t0=t0) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
         self._finished_workers = 0
 

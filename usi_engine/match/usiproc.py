@@ -47,10 +47,13 @@ class EngineLog:
     megabytes) used to delay the stamp of the next ``bestmove`` and forfeit the game.
     """
 
-    def __init__(self, path: Optional[str], memory: bool = False) -> None:
+    def __init__(self, path: Optional[str], memory: bool = False,
+                 t0: Optional[float] = None) -> None:
+        """``t0``: the ``time.monotonic()`` the stamps count from (default: now); the logs
+        of one match share it, so their lines can be merged in time order."""
         self._lock = threading.Lock()
         self._memory: Optional[list[str]] = [] if memory else None
-        self._t0 = time.monotonic()
+        self._t0 = time.monotonic() if t0 is None else t0
         self._pending: Optional["queue.SimpleQueue[Optional[list[str]]]"] = None
         self._writer: Optional[threading.Thread] = None
         if path:
