@@ -92,7 +92,7 @@ class Client:
                                  + ", ".join(self._proc.options))
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             self._send(f"setoption name {name} value {text}")
-            if name == "MultiPV":
+            if name in ("MultiPV", "USI_MultiPV"):
                 self._multipv = int(value)
 
     def new_game(self) -> None:
@@ -115,6 +115,15 @@ class Client:
         """Send ``stop`` (thread-safe); the running analyse/play returns its result."""
         self._send("stop")
 
+    def _multipv_option(self) -> str:
+        """`MultiPV`, or `USI_MultiPV` for engines that declare that name instead
+        (Fairy-Stockfish in USI mode)."""
+        declared = self._proc.options
+        for name in ("MultiPV", "USI_MultiPV"):
+            if not declared or name in declared:
+                return name
+        raise ValueError("the engine has no MultiPV option (nor USI_MultiPV)")
+
     def _go(self, position, limit: Limit, multipv: int | None, on_info):
         if not isinstance(limit, Limit):
             raise TypeError(f"limit must be a Limit, got {type(limit).__name__}")
@@ -122,9 +131,7 @@ class Client:
         turn = pos.side_to_move()
         with self._search_lock:
             if multipv is not None and multipv != self._multipv:
-                if self._proc.options and "MultiPV" not in self._proc.options:
-                    raise ValueError("the engine has no MultiPV option")
-                self._setoptions({"MultiPV": multipv})
+                self._setoptions({self._multipv_option(): multipv})
             self._send("position " + pos.record().usi())
             go, timer_s = go_command(limit)
             self._send(go)
