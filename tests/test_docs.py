@@ -237,3 +237,40 @@ def test_docs_name_versions_and_commits_not_work_periods():
              for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
              if _NARRATION.search(line)]
     assert found == []
+
+
+# --- README's options table ------------------------------------------------------------
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def test_readme_options_table_is_the_engines():
+    from usi_engine.options import Options, builtin_options
+    options = Options.create()
+    options.load_cfg(ROOT / "engine.cfg")          # README gives engine.cfg's defaults
+    rows = {row["option"].strip("`"): row
+            for row in table_rows(README.read_text(encoding="utf-8"), "option")}
+    names = [opt.name for opt in builtin_options()]
+    assert sorted(rows) == sorted(names)
+    for name in names:
+        opt = options.get_option(name)
+        assert rows[name]["type"] == opt.type, name
+        assert rows[name]["default"].strip("`") == _cell(opt.default), name
+
+
+def test_readme_switch_table_names_every_search_switch():
+    from usi_engine.options import read_switches_without_import
+    switches = read_switches_without_import()
+    rows = table_rows(README.read_text(encoding="utf-8"), "switch")
+    listed = {name.strip(" `"): row["default"] for row in rows
+              for name in row["switch"].split(",")}
+    assert listed == {name: ("on" if value else "off") for name, value in switches.items()}
+
+
+def test_every_docs_page_shows_a_command_near_its_top():
+    late = [page.name for page in sorted((ROOT / "docs").glob("*.md"))
+            if "```" not in "\n".join(page.read_text(encoding="utf-8").splitlines()[:30])]
+    assert late == []
