@@ -15,7 +15,7 @@ import pytest
 import shogi.CSA
 import shogi.KIF
 
-from usi_engine import Engine, Limit, Position, parse_record, read_record
+from usi_engine import Engine, Limit, Position, __version__, parse_record, read_record
 from usi_engine.analysis import (BLUNDER_CP, analyse_game, annotated_csa, annotated_kif, plot,
                                  to_json, write_kif)
 from usi_engine.analysis.cli import main as cli_main
@@ -199,7 +199,7 @@ def test_command_line_writes_every_output(tmp_path, capsys):
     game.write_bytes(kif_of(ROOK_HANG).encode("cp932"))
     assert cli_main([str(game), "--depth", "3", "--jobs", "1"]) == 0
     out = capsys.readouterr()
-    assert "12 moves analysed by usi_engine 0.1.0 (depth 3 per position)" in out.out
+    assert f"12 moves analysed by usi_engine {__version__} (depth 3 per position)" in out.out
     assert "move   9 black 4f4d   blunder" in out.out
     for ext in ("png", "kif", "csa", "json"):
         assert (tmp_path / f"game.analysis.{ext}").stat().st_size > 100, ext

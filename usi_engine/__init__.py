@@ -11,7 +11,7 @@ import importlib
 
 TYPE_CHECKING = False                    # typing.TYPE_CHECKING without importing typing
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 ENGINE_NAME = "usi_engine"
 ENGINE_AUTHOR = "usi_engine developers"
 

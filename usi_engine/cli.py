@@ -1,6 +1,7 @@
 """Command line entry point: `usi-engine` and `python -m usi_engine`.
 
     usi-engine [--config PATH] [--warmup] [--debug]
+    usi-engine analyse RECORD [...]     (docs/analysis.md)
 
 --config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
                 at the repository root next to the package, if present
@@ -19,6 +20,46 @@ from pathlib import Path
 from .options import Options, read_switches_without_import
 
 REPO_CFG = Path(__file__).resolve().parent.parent / "engine.cfg"
+
+# `usi-engine --help` lists every command of the project, one line each; tests/test_docs.py
+# checks that each script named here exists and that every script in scripts/ is named.
+COMMANDS = (
+    ("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
+    ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit"),
+    ("usi-engine analyse RECORD", "judge every move of a game record (also usi-engine-analyse)"),
+)
+TOOLS = (
+    ("match.py", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
+    ("tune.py", "SPSA tuning of the search's constants by game pairs, local or on Ray"),
+    ("soak.py", "many short games, then an audit of every USI exchange"),
+    ("clock_use.py", "how much of its clock each engine used, from a match's logs"),
+    ("score_gap.py", "how a match was lost: score collapses and disagreements"),
+    ("make_openings.py", "a book of balanced openings for matches"),
+    ("analyse.py", "the same as usi-engine analyse"),
+    ("gensfen.py", "self-play training positions (PackedSfenValue shards)"),
+    ("rescore.py", "training positions scored again by another USI engine"),
+    ("distill_data.py", "pretraining positions labelled by the hand-made evaluation"),
+    ("train_nnue.py", "train an NNUE network and export nn.bin"),
+    ("bench.py", "the search benchmark and its node-count signature"),
+    ("nnue_bench.py", "the search and the evaluator's parts with a network"),
+    ("perft.py", "perft, divide, the perft suite, comparison with cshogi"),
+    ("make_perft_suite.py", "rebuild the perft suite of the tests"),
+    ("mate_bench.py", "the tsume set: mate-solver benchmark and oracle"),
+    ("experiments.py", "the classic search techniques, on against off"),
+    ("compile_profile.py", "what numba compiles on a cold start, and how long"),
+    ("perf_profile.py", "where the search spends its time (Linux perf)"),
+)
+
+
+def commands_epilog() -> str:
+    """The text after the options in `usi-engine --help`."""
+    width = max(len(name) for name, _ in COMMANDS + TOOLS) + 2
+    lines = ["commands:"]
+    lines += [f"  {name:<{width}}{what}" for name, what in COMMANDS]
+    lines += ["", "companion tools (python scripts/NAME --help):"]
+    lines += [f"  {name:<{width}}{what}" for name, what in TOOLS]
+    lines += ["", "documentation: README.md and docs/ in the repository"]
+    return "\n".join(lines)
 
 
 def find_config(cli_path: str | None) -> tuple[Path | None, str | None]:
@@ -95,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["analyse"]:          # `usi-engine analyse RECORD ...`: docs/analysis.md
         from .analysis.cli import main as analyse
         return analyse(argv[1:])
-    parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine")
+    parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine",
+                                     epilog=commands_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
     parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")
     parser.add_argument("--debug", action="store_true", help="keep stderr for debugging")
