@@ -33,9 +33,20 @@ def texts(el: ET.Element) -> list[str]:
     return [t.text for t in el.iter(NS + "text")]
 
 
-def face_ys(root: ET.Element, side: str) -> list[int]:
-    """The y of each piece face's first point: 'M<x> <y>...'."""
-    return [int(re.match(r"M\d+ (\d+)", p.get("d")).group(1)) for p in group(root, f"pieces {side}").iter(NS + "path")]
+def is_upside_down(root: ET.Element, side: str) -> bool:
+    """Is a side's group of pieces turned half a turn about the board's centre?"""
+    cx, cy = svg.BOARD_X + 9 * svg.SQUARE_W / 2, svg.BOARD_Y + 9 * svg.SQUARE_H / 2
+    transform = group(root, f"pieces {side}").get("transform")
+    assert transform in (None, f"rotate(180 {cx:g} {cy:g})"), transform
+    return transform is not None
+
+
+def face_ys(root: ET.Element, side: str) -> list[float]:
+    """Where each piece of a side is drawn (the y of its face's tip, 'M<x> <y>...'), after
+    its group's half turn if it has one."""
+    cy = svg.BOARD_Y + 9 * svg.SQUARE_H / 2
+    ys = [int(re.match(r"M\d+ (\d+)", p.get("d")).group(1)) for p in group(root, f"pieces {side}").iter(NS + "path")]
+    return [2 * cy - y for y in ys] if is_upside_down(root, side) else ys
 
 
 def rects_of_color(root: ET.Element, color: str) -> list[ET.Element]:
@@ -78,11 +89,10 @@ def test_hands_show_each_piece_with_its_count():
 def test_opponent_pieces_are_upside_down_and_flipped_swaps_the_sides():
     normal = parse(svg.board())
     assert max(face_ys(normal, "white")) < min(face_ys(normal, "black"))     # black at the bottom
-    assert all("rotate(180" in t.get("transform", "") for t in group(normal, "pieces white").iter(NS + "text"))
-    assert not any(t.get("transform") for t in group(normal, "pieces black").iter(NS + "text"))
+    assert is_upside_down(normal, "white") and not is_upside_down(normal, "black")
     flipped = parse(svg.board(flipped=True))
     assert max(face_ys(flipped, "black")) < min(face_ys(flipped, "white"))   # black at the top
-    assert all("rotate(180" in t.get("transform", "") for t in group(flipped, "pieces black").iter(NS + "text"))
+    assert is_upside_down(flipped, "black") and not is_upside_down(flipped, "white")
     assert texts(group(flipped, "coordinates")) == list("123456789") + list("九八七六五四三二一")
     # the hand of the player at the top is in the left column
     pos = Position.from_usi(MIDGAME)

@@ -242,21 +242,24 @@ def _coordinates(root: ET.Element, c: dict[str, str], kanji: bool, flipped: bool
 
 def _pieces(root: ET.Element, pieces: list[tuple[int, Piece]], color: int, upside_down: bool, flipped: bool,
             names: list[str], c: dict[str, str]) -> None:
-    """One side's pieces: their faces (pentagons pointing at the opponent), then their names,
-    upside down for the player at the top.  Shared attributes sit on the groups, which
-    keeps a board near 5 KB (an HTML report holds one per move)."""
+    """One side's pieces: their faces (pentagons pointing at the opponent), then their names.
+    The player at the top is drawn as if at the bottom, on the mirrored squares, and the
+    whole group is turned about the board's centre; with the shared attributes on the
+    groups this keeps a board near 6 KB (an HTML report holds one per move)."""
     side = "black" if color == BLACK else "white"
+    cx, cy = BOARD_X + 9 * SQUARE_W // 2, BOARD_Y + 9 * SQUARE_H // 2
     g = ET.SubElement(root, "g", {"class": f"pieces {side}"})
+    if upside_down:
+        g.set("transform", f"rotate(180 {cx} {cy})")
     faces = ET.SubElement(g, "g", {"fill": c["piece"], "stroke": c["piece_edge"], "stroke-width": "1"})
     names_g = ET.SubElement(g, "g", {"fill": c["text"], "font-size": "23"})
     for sq, piece in pieces:
         x, y = (round(v) for v in _center(sq, flipped))
-        face = f"M{x} {y + 19}l13-5 3-33h-32l3 33z" if upside_down else f"M{x} {y - 19}l13 5 3 33h-32l3-33z"
-        ET.SubElement(faces, "path", {"d": face})
+        if upside_down:
+            x, y = 2 * cx - x, 2 * cy - y
+        ET.SubElement(faces, "path", {"d": f"M{x} {y - 19}l13 5 3 33h-32l3-33z"})
         name = names[piece.piece_type]
         attrs = {"x": str(x), "y": str(y + 2)}
-        if upside_down:
-            attrs["transform"] = f"rotate(180 {x} {y})"
         if piece.promoted:
             attrs["fill"] = c["promoted"]
         if len(name) > 1:
@@ -292,6 +295,11 @@ def _hand(root: ET.Element, hand: dict[str, int], color: int, at_top: bool, kanj
                                       "class": "hand-count"}).text = str(n)
 
 
+def _num(v: float) -> str:
+    """A coordinate, short: 152 rather than 152.0."""
+    return f"{round(v, 1):g}"
+
+
 def _as_arrow(a: Arrow | Move | str | tuple[Square, Square], c: dict[str, str]) -> Arrow:
     if isinstance(a, Arrow):
         return a
@@ -316,11 +324,11 @@ def _arrow(root: ET.Element, a: Arrow, flipped: bool) -> None:
         length = math.hypot(hx - tx, hy - ty)
         ux, uy = (hx - tx) / length, (hy - ty) / length
         bx, by = hx - ux * 16, hy - uy * 16      # the base of the head
-        ET.SubElement(g, "line", {"x1": f"{tx:.1f}", "y1": f"{ty:.1f}", "x2": f"{bx:.1f}", "y2": f"{by:.1f}",
+        ET.SubElement(g, "line", {"x1": _num(tx), "y1": _num(ty), "x2": _num(bx), "y2": _num(by),
                                   "stroke-width": "6", "stroke-linecap": "round"})
         px, py = -uy * 10, ux * 10
-        ET.SubElement(g, "polygon", {"points": f"{hx:.1f},{hy:.1f} {bx + px:.1f},{by + py:.1f} "
-                                               f"{bx - px:.1f},{by - py:.1f}", "stroke": "none"})
+        ET.SubElement(g, "polygon", {"points": f"{_num(hx)},{_num(hy)} {_num(bx + px)},{_num(by + py)} "
+                                               f"{_num(bx - px)},{_num(by - py)}", "stroke": "none"})
     if a.label:
         ET.SubElement(g, "circle", {"cx": f"{hx - 13:g}", "cy": f"{hy - 14:g}", "r": "7", "stroke": "none"})
         ET.SubElement(g, "text", {"x": f"{hx - 13:g}", "y": f"{hy - 14:g}", "font-size": "10", "fill": "#ffffff",
