@@ -4,6 +4,7 @@ cshogi), JSON, and the command line."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -231,3 +232,47 @@ def test_an_engine_that_dies_costs_only_its_positions(tmp_path):
 def test_command_line_missing_file(tmp_path, capsys):
     assert cli_main([str(tmp_path / "nope.kif"), "--quiet"]) == 2
     assert "No such file" in capsys.readouterr().err
+
+
+# --- files that are not games: refused in one line, nothing written ---------------------------
+
+@pytest.mark.parametrize("name,content,problem", [
+    ("random.kif", bytes(np.random.default_rng(7).integers(0, 256, 4000, dtype=np.uint8)),
+     "not a game record (binary data, no moves found)"),
+    ("random.bin", bytes(np.random.default_rng(8).integers(0, 256, 300, dtype=np.uint8)),
+     "not a game record (binary data, no moves found)"),
+    ("empty.kif", b"", "empty file, no game to analyse"),
+    ("blank.csa", b"\n  \r\n", "empty file, no game to analyse"),
+    ("notes.kif", "Ideas for Saturday's club meeting\n- castle early\n".encode(), "not a game record: no moves found"),
+    ("notes.txt", b"hello world\n", "not a game record: line 1: illegal move hello at move 1"),
+    ("notes.csa", b"hello world\n", "not a game record: line 1: not a CSA statement"),
+    ("missing.kif", None, "cannot read it: No such file or directory"),
+])
+def test_a_file_that_is_not_a_game_is_refused_and_nothing_is_written(tmp_path, capsys, name, content, problem):
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    before = sorted(tmp_path.iterdir())
+    code = cli_main([str(path), "--depth", "1", "--jobs", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.endswith("\n")          # one line
+    assert err.startswith(f"usi-engine-analyse: {path}: {problem}")
+    assert sorted(tmp_path.iterdir()) == before                       # no output, not even empty
+
+
+def test_a_refused_file_writes_nothing_under_out_either(tmp_path, capsys):
+    (tmp_path / "empty.kif").write_bytes(b"")
+    assert cli_main([str(tmp_path / "empty.kif"), "--out", str(tmp_path / "reports" / "g")]) == 2
+    assert not (tmp_path / "reports").exists()
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_usi_engine_analyse_command_refuses_random_bytes(tmp_path):
+    path = tmp_path / "game.kif"
+    path.write_bytes(bytes(np.random.default_rng(9).integers(0, 256, 2000, dtype=np.uint8)))
+    run = subprocess.run([sys.executable, "-m", "usi_engine", "analyse", str(path), "--depth", "1"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == f"usi-engine-analyse: {path}: not a game record (binary data, no moves found)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.kif"]

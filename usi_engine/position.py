@@ -466,3 +466,9 @@ class Position:
 
     def __repr__(self) -> str:
         return f"Position({self.sfen()!r})"
+
+    def _repr_svg_(self) -> str:
+        """The board as SVG, with the last move and a check marked: how Jupyter shows a
+        Position (``usi_engine.svg.board`` draws it, with more options)."""
+        from . import svg
+        return svg.board(self, lastmove=self.peek(), check=svg.checked_king(self))

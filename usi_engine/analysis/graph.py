@@ -20,6 +20,12 @@ def _clip(cp: int) -> int:
     return max(-GRAPH_CLIP_CP, min(GRAPH_CLIP_CP, cp))
 
 
+def axis_top(values: list[int]) -> float:
+    """The top of the y axis for clipped values: as tall as the game needs (a quiet game is
+    not a flat line), never beyond the clip.  The PNG and the HTML report share it."""
+    return min(GRAPH_CLIP_CP, max([MIN_RANGE_CP] + [abs(y) * 1.15 for y in values]))
+
+
 def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
          height_px: int = HEIGHT_PX, dpi: int = DPI) -> None:
     """Write the graph as PNG of exactly width_px x height_px pixels."""
@@ -42,8 +48,7 @@ def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
             ax.scatter([x for x, _ in marked], [y for _, y in marked], c=color, marker=marker, s=size,
                        zorder=3, label=f"{label} ({len(marked)})")
     ax.set_xlim(0, max(1, len(analysis.positions) - 1))
-    # as tall as the game needs (a quiet game is not a flat line), never beyond the clip
-    top = min(GRAPH_CLIP_CP, max([MIN_RANGE_CP] + [abs(y) * 1.15 for y in ys]))
+    top = axis_top(ys)
     ax.set_ylim(-top * 1.04, top * 1.04)
     ax.set_xlabel("move")
     ax.set_ylabel("evaluation, black's view (cp)")
