@@ -11,9 +11,7 @@ import importlib
 
 TYPE_CHECKING = False                    # typing.TYPE_CHECKING without importing typing
 
-__version__ = "0.2.0"
-ENGINE_NAME = "usi_engine"
-ENGINE_AUTHOR = "usi_engine developers"
+from .version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
 # public name -> module that defines it (imported lazily by __getattr__)
 _EXPORTS = {

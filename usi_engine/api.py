@@ -201,7 +201,7 @@ class Engine:
     @property
     def name(self) -> str:
         """As the USI ``id name`` says it."""
-        from . import ENGINE_NAME, __version__
+        from .version import ENGINE_NAME, __version__
         return f"{ENGINE_NAME} {__version__}"
 
     @property

@@ -470,5 +470,5 @@ class Position:
     def _repr_svg_(self) -> str:
         """The board as SVG, with the last move and a check marked: how Jupyter shows a
         Position (``usi_engine.svg.board`` draws it, with more options)."""
-        from . import svg
-        return svg.board(self, lastmove=self.peek(), check=svg.checked_king(self))
+        from .svg import board, checked_king
+        return board(self, lastmove=self.peek(), check=checked_king(self))

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import BinaryIO
 
-from . import ENGINE_AUTHOR, ENGINE_NAME, __version__
+from .version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 from .engine import Engine
 from .options import BUTTON, Options, ascii_clean
 from .timeman import parse_go
