@@ -310,3 +310,112 @@ def test_pv_follows_the_book_up_to_book_pv_moves(tmp_path):
         assert choice.pv == line[:min(n, len(line))]
         assert choice.ponder == (line[1] if n > 1 else None)
     assert (choice.value, choice.depth) == (30, 20)
+
+
+# --------------------------------------------------------------------------------- over USI
+def usi_book(tmp_path: Path) -> Path:
+    """startpos: 2g2f (ponder 8c8d), then 2f2e: a line the engine plays from."""
+    book = Book()
+    pos = Position()
+    book.add(pos.sfen(), BookMove("2g2f", "8c8d", 42, 20, 1))
+    pos.push("2g2f")
+    pos.push("8c8d")
+    book.add(pos.sfen(), BookMove("2f2e", "8d8e", 35, 20, 1))
+    path = tmp_path / "book" / "user_book1.db"
+    path.parent.mkdir()
+    book.write(path)
+    return path
+
+
+def reset_book_options(engine) -> None:
+    for name, value in (("BookFile", "no_book"), ("BookDir", "book"), ("USI_Ponder", "false"),
+                        ("MultiPV", "1"), ("ConsiderationMode", "false")):
+        engine.send(f"setoption name {name} value {value}")
+    engine.sync()
+
+
+def test_engine_plays_the_book_move_at_once(engine, tmp_path):
+    path = usi_book(tmp_path)
+    try:
+        engine.send(f"setoption name BookDir value {path.parent}")
+        engine.send("setoption name BookFile value user_book1.db")
+        engine.send("setoption name USI_Ponder value true")
+        assert f"info string book: read {path}: 2 positions" in engine.sync()
+        engine.send("position startpos")
+        sent = engine.send("go btime 0 wtime 0 byoyomi 1000")
+        stamp, lines = engine.read_until("bestmove", 10)
+        assert stamp - sent < 0.5
+        assert lines[0] == "info string book: 2g2f from 1 candidate(s): 2g2f (42 cp, depth 20, count 1)"
+        assert lines[1].startswith("info depth 20 seldepth 20 score cp 42 nodes 0 nps 0 time ")
+        assert lines[1].endswith(" hashfull 0 pv 2g2f 8c8d 2f2e 8d8e")
+        assert lines[2:] == ["bestmove 2g2f ponder 8c8d"]
+        # the book's second position, and then out of the book: a search
+        engine.send("position startpos moves 2g2f 8c8d")
+        engine.send("go btime 0 wtime 0 byoyomi 1000")
+        assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 2f2e ponder 8d8e"
+        engine.send("position startpos moves 7g7f")
+        engine.send("go depth 3")
+        lines = engine.read_until("bestmove", 60)[1]
+        assert not any("book" in line for line in lines)
+        assert " nodes 0 " not in lines[-2]
+    finally:
+        reset_book_options(engine)
+
+
+def test_analysis_searches_instead_of_using_the_book(engine, tmp_path):
+    path = usi_book(tmp_path)
+    try:
+        engine.send(f"setoption name BookFile value {path}")      # an absolute path
+        engine.sync()
+        engine.send("setoption name MultiPV value 2")
+        engine.send("position startpos")
+        engine.send("go depth 3")
+        lines = engine.read_until("bestmove", 60)[1]
+        assert any(" multipv 2 " in line for line in lines)
+        assert not any("book" in line for line in lines)
+        engine.send("setoption name MultiPV value 1")
+        engine.send("setoption name ConsiderationMode value true")
+        engine.send("go depth 3")
+        lines = engine.read_until("bestmove", 60)[1]
+        assert not any("book" in line for line in lines)
+        engine.send("setoption name ConsiderationMode value false")
+        engine.send("go ponder btime 0 wtime 0 byoyomi 1000")
+        pondering = engine.no_output(0.3)
+        assert not any(line.startswith("bestmove") for line in pondering)
+        engine.send("stop")
+        lines = pondering + engine.read_until("bestmove", 10)[1]
+        assert not any("book" in line for line in lines)
+        assert " nodes 0 " not in lines[-2]
+        engine.send("go mate 1000")
+        assert engine.read_until("checkmate", 10)[1][-1].startswith("checkmate ")
+        # and a plain go plays from the book again
+        engine.send("go btime 0 wtime 0 byoyomi 1000")
+        assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 2g2f"
+    finally:
+        reset_book_options(engine)
+
+
+def test_engine_reports_bad_book_lines_and_missing_files(engine, tmp_path):
+    path = tmp_path / "bad.db"
+    path.write_text(f"{HEADER}\nsfen {START}\n2g2f 8c8d 42 20 1\n7g7e none 99 20 5\n"
+                    "sfen lnsgkgsnl/1r5b1 b - 1\n")
+    try:
+        engine.send(f"setoption name BookFile value {path}")
+        lines = engine.sync()
+        assert f"info string book: read {path}: 1 positions" in lines
+        assert (f"info string book: {path} line 5: bad sfen line (board needs 9 ranks separated by '/', "
+                "got 2): 'sfen lnsgkgsnl/1r5b1 b - 1'") in lines
+        engine.send("position startpos")
+        engine.send("go btime 0 wtime 0 byoyomi 1000")
+        lines = engine.read_until("bestmove", 10)[1]
+        assert f"info string book: 7g7e is not legal in {START}, dropped" in lines
+        assert lines[-1] == "bestmove 2g2f"
+        missing = tmp_path / "nowhere.db"
+        engine.send(f"setoption name BookFile value {missing}")
+        assert (f"info string book: cannot read {missing}: No such file or directory; "
+                "playing without a book") in engine.sync()
+        engine.send("go depth 2")
+        lines = engine.read_until("bestmove", 60)[1]
+        assert lines[-1].startswith("bestmove ") and " nodes 0 " not in lines[-2]
+    finally:
+        reset_book_options(engine)

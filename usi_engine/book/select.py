@@ -135,13 +135,13 @@ def book_pv(book: "Book", pos, chosen: BookMove, length: int) -> list[str]:
     entry: BookMove | None = chosen
     seen = {book_key(pos.sfen())[0]}
     pos.push(chosen.move)
-    while entry is not None and len(pv) < max(1, length):
+    while len(pv) < max(1, length):
         key = book_key(pos.sfen())[0]
         if key in seen:
             break
         seen.add(key)
         nxt = legal_moves(book, pos)
-        if entry.ponder and pos.is_legal(entry.ponder):
+        if entry is not None and entry.ponder and pos.is_legal(entry.ponder):
             move = entry.ponder
             entry = next((m for m in nxt if m.move == move), None)
         elif nxt:
