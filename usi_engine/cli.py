@@ -1,6 +1,8 @@
 """Command line entry point: `usi-engine` and `python -m usi_engine`.
 
     usi-engine [--config PATH] [--warmup] [--debug]
+    usi-engine analyse RECORD ...     (docs/analysis.md)
+    usi-engine makebook ...           (build an opening book, docs/book.md)
 
 --config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
                 at the repository root next to the package, if present
@@ -95,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["analyse"]:          # `usi-engine analyse RECORD ...`: docs/analysis.md
         from .analysis.cli import main as analyse
         return analyse(argv[1:])
+    if argv[:1] == ["makebook"]:         # `usi-engine makebook ...`: docs/book.md
+        from .book.makebook import main as makebook
+        return makebook(argv[1:])
     parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine")
     parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
     parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")
