@@ -419,3 +419,31 @@ def test_engine_reports_bad_book_lines_and_missing_files(engine, tmp_path):
         assert lines[-1].startswith("bestmove ") and " nodes 0 " not in lines[-2]
     finally:
         reset_book_options(engine)
+
+
+def test_engine_book_on_the_fly_ignore_ply_and_flipped(engine, tmp_path):
+    path = usi_book(tmp_path)
+    mirror = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1"
+    try:
+        engine.send(f"setoption name BookFile value {path}")
+        engine.send("setoption name BookOnTheFly value true")
+        assert f"info string book: {path} opened, searched on the fly" in engine.sync()
+        engine.send(f"position sfen {mirror}")              # startpos turned round: white to move
+        engine.send("go btime 0 wtime 0 byoyomi 1000")
+        assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 8c8d"
+        engine.send("position sfen " + START[:-1] + "3")      # the start position at ply 3
+        engine.send("go depth 2")
+        assert " nodes 0 " not in engine.read_until("bestmove", 60)[1][-2]
+        engine.send("setoption name IgnoreBookPly value true")
+        engine.sync()
+        engine.send("go btime 0 wtime 0 byoyomi 1000")
+        assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 2g2f"
+        engine.send("setoption name FlippedBook value false")
+        engine.send(f"position sfen {mirror}")
+        engine.send("go depth 2")
+        lines = engine.read_until("bestmove", 60)[1]
+        assert not any("book" in line for line in lines) and " nodes 0 " not in lines[-2]
+    finally:
+        for name, value in (("BookOnTheFly", "false"), ("IgnoreBookPly", "false"), ("FlippedBook", "true")):
+            engine.send(f"setoption name {name} value {value}")
+        reset_book_options(engine)
