@@ -189,6 +189,25 @@ def test_on_the_fly_equals_loaded_on_every_position(tmp_path):
     fly.close()
 
 
+def test_on_the_fly_reports_bad_lines_when_a_lookup_meets_them(tmp_path):
+    good = tmp_path / "good.db"
+    random_game_book(5).write(good)
+    lines = good.read_text().splitlines()
+    at = max(i for i, line in enumerate(lines) if line.startswith("sfen "))
+    lines.insert(at + 1, "2g2f 8c8d 12 x 1")              # a bad depth under the last position
+    path = tmp_path / "bad.db"
+    path.write_text("\n".join(lines) + "\n")
+    sfen = lines[at][5:]
+    fly = Book.open(path, on_the_fly=True)
+    assert fly.errors == []                                # not read yet
+    assert fly.moves(sfen) == Book.open(good).moves(sfen) != []
+    assert [str(e) for e in fly.errors] == [f"{path} line {at + 2}: depth is not an integer: 'x': "
+                                            "'2g2f 8c8d 12 x 1'"]
+    fly.moves(sfen)
+    assert len(fly.errors) == 1                            # reported once
+    assert [e.line for e in Book.open(path).errors] == [at + 2]
+
+
 def test_ply_must_match_unless_ignore_book_ply(tmp_path):
     path = tmp_path / "ply.db"
     path.write_text(f"{HEADER}\nsfen {START}\n7g7f none 10 20 1\n")

@@ -86,6 +86,15 @@ def test_propagate_command_on_a_book_with_a_loop(tmp_path):
         [("7g7f", 25, None), ("3h2h", 25, "7b8b")],   # round the loop, black exits here anyway
         [("7b8b", -25, "2h3h"), ("3c3d", -60, None)],
     ]
+    # an illegal move and an impossible position (two pawns on a file) are dropped and named
+    nifu = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5RP/LNSGKGSN1 b - 1"
+    with open(src, "a") as fh:
+        fh.write(f"sfen {nifu}\n7g7f none 0 0 1\n")
+    src.write_text(src.read_text().replace("7g7f none -20", "7g7e none -20"))
+    proc = makebook("propagate", src, out)
+    assert f"dropped: {book_key(sfens[0])[0]} 1: illegal move 7g7e" in proc.stderr
+    assert f"dropped: {nifu}: not a legal position (two unpromoted pawns" in proc.stderr
+    assert [m.move for m in Book.open(out).moves(sfens[0])] == ["2h3h"]
     # with every exit worse than the repetition for the side leaving, the whole loop is a draw
     book.add(sfens[2], BookMove("7g7f", None, -10, 12, 0))
     drawn, result, illegal = propagate_book(book)

@@ -43,11 +43,14 @@ class Engine:
     def preload(self) -> None:
         self.backend.preload()
 
-    def ensure_ready(self, book: bool = True) -> None:
-        """Set up the search; `isready` also (re)reads the book, `go` does not."""
+    def ensure_ready(self) -> None:
         self.backend.ensure_ready(idle=not self.searching())
-        if book:
-            self.book.load(self.options, self.out)
+
+    def isready(self) -> None:
+        """`isready`: set up the search and (re)read the book the options name (at
+        `isready` only, as YaneuraOu does: never on a `go`'s clock)."""
+        self.ensure_ready()
+        self.book.load(self.options, self.out)
 
     def static_eval(self) -> int:
         """The `eval` command: static evaluation of the current position, side to move's view."""
@@ -94,7 +97,7 @@ class Engine:
                           "answering without a search")
             self.out.send(self.fallback_answer(params))
             return
-        self.ensure_ready(book=False)
+        self.ensure_ready()
         if params.is_mate:      # a first start compiles df-pn after readyok: not on go mate's clock
             self.backend.wait_for_mate_solver()
         job, target = self._new_job(params)

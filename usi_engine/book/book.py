@@ -163,6 +163,9 @@ class OnTheFlyBook(Book):
     def __len__(self) -> int:
         raise TypeError("an on-the-fly book does not count its positions")
 
+    def __bool__(self) -> bool:
+        return True
+
     def entries(self):
         self._fh.seek(0)
         for section in read_sections(self._fh, self.path, []):

@@ -19,7 +19,7 @@ class Node:
 @dataclass
 class BookGraph:
     nodes: dict[str, Node]
-    illegal: list[str]                        # "sfen: move" of the moves dropped as illegal
+    illegal: list[str]                        # what was dropped: illegal moves, impossible positions
 
     @classmethod
     def from_book(cls, book: Book) -> "BookGraph":
@@ -33,15 +33,22 @@ class BookGraph:
             for m in moves:
                 merge_move(node.moves, m)
         illegal = []
+        positions = {}
+        for key, node in list(nodes.items()):
+            try:
+                positions[key] = Position(f"{key} {node.ply}")
+            except ValueError as exc:
+                illegal.append(f"{key} {node.ply}: not a legal position ({exc})")
+                del nodes[key]
         for key, node in nodes.items():
-            pos = Position(f"{key} {node.ply}")
+            pos = positions[key]
             kept = []
             for m in node.moves:
                 after = pos.copy()
                 try:
                     after.push(m.move)
                 except ValueError:
-                    illegal.append(f"{key} {node.ply}: {m.move}")
+                    illegal.append(f"{key} {node.ply}: illegal move {m.move}")
                     continue
                 child = book_key(after.sfen())[0]
                 kept.append(m)
@@ -83,7 +90,8 @@ class BookGraph:
 
 
 def propagate_book(book: Book, max_iterations: int = MAX_ITERATIONS) -> tuple[Book, MinimaxResult, list[str]]:
-    """(the book with min-max values, the propagation's result, the illegal moves dropped)."""
+    """(the book with min-max values, the propagation's result, what was dropped: illegal
+    moves and positions no game can reach)."""
     graph = BookGraph.from_book(book)
     result = graph.minimax(max_iterations)
     return graph.to_book(result), result, graph.illegal

@@ -167,7 +167,7 @@ def cmd_propagate(args) -> int:
         return 2
     result_book, result, illegal = propagate_book(book)
     for text in illegal:
-        _warn(f"illegal move dropped: {text}")
+        _warn(f"dropped: {text}")
     if not result.converged:
         _warn(f"values still changing after {result.iterations} sweeps (a repetition loop); written as they are")
     written = result_book.write(args.out)

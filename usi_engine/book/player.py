@@ -104,7 +104,7 @@ class BookPlayer:
         notes: list[str] = []
         try:
             choice = choose(book, job.pos, BookSettings.from_options(options), self.rng, notes)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:       # a broken book must cost the book move, not the answer
             notes.append(f"book: lookup failed ({ascii_clean(repr(exc), 160)}); searching")
             choice = None
         for note in notes:
