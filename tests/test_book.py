@@ -187,6 +187,13 @@ def test_on_the_fly_equals_loaded_on_every_position(tmp_path):
             assert a.moves(f"{key} 150") == b.moves(f"{key} 150")
     assert fly.errors == []
     fly.close()
+    # a copy with Windows line ends (and a BOM) reads the same, whole and on the fly
+    crlf = tmp_path / "crlf.db"
+    crlf.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    whole, fly = Book.open(crlf), Book.open(crlf, on_the_fly=True)
+    for sfen in sfens[::7]:
+        assert whole.moves(sfen) == fly.moves(sfen) == loaded.moves(sfen)
+    assert whole.errors == fly.errors == []
 
 
 def test_on_the_fly_reports_bad_lines_when_a_lookup_meets_them(tmp_path):

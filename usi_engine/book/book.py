@@ -67,7 +67,7 @@ class Book:
         return book
 
     def _check_header(self, first: bytes) -> None:
-        text = first.decode("utf-8", errors="replace").strip()
+        text = first.decode("utf-8-sig", errors="replace").strip()     # a BOM is no error
         if not text.startswith("#YANEURAOU-DB2016"):
             self.errors.append(BookError(self.path, 1, text,
                                          f"missing the '{HEADER}' header (read on anyway)"))

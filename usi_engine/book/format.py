@@ -123,7 +123,7 @@ def read_sections(lines: Iterable[bytes | str], path: str, errors: list[BookErro
 
     for number, raw in enumerate(lines, first_line):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-        text = text.strip()
+        text = text.strip().lstrip("\ufeff")           # a BOM before the header
         if not text or text.startswith("#") or text.startswith("//"):
             continue
         if text.startswith("sfen ") or text == "sfen":
