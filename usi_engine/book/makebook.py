@@ -141,9 +141,10 @@ def cmd_search(args) -> int:
     if settings.depth is None and settings.nodes is None:
         settings.depth = 8
     from ..api import Engine
-    bar = _progress(settings.positions, args.quiet)
+    bar = None
     try:
-        with Engine(options) as engine:
+        with Engine(options) as engine:         # compiles first (numba): the bar starts after
+            bar = _progress(settings.positions, args.quiet)
             book, report = expand(book, roots, engine, settings, save_to(out), bar)
     except ValueError as exc:
         _warn(str(exc))

@@ -99,7 +99,10 @@ def read_games(paths: Iterable[str | Path], stats: RecordStats) -> Iterator[Game
             continue
         try:
             rec = read_record(path)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            stats.skipped.append(f"{path}: {exc.strerror or exc}")
+            continue
+        except ValueError as exc:
             stats.skipped.append(f"{path}: {exc}")
             continue
         for err in rec.errors:
