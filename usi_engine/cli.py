@@ -2,6 +2,7 @@
 
     usi-engine [--config PATH] [--warmup] [--debug]
     usi-engine analyse RECORD [...]     (docs/analysis.md)
+    usi-engine makebook ...             (build an opening book, docs/book.md)
 
 --config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
                 at the repository root next to the package, if present
@@ -27,6 +28,7 @@ COMMANDS = (
     ("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
     ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit"),
     ("usi-engine analyse RECORD", "judge every move of a game record (also usi-engine-analyse)"),
+    ("usi-engine makebook", "build an opening book (.db) from records or the engine's search"),
 )
 TOOLS = (
     ("match.py", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
@@ -137,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["analyse"]:          # `usi-engine analyse RECORD ...`: docs/analysis.md
         from .analysis.cli import main as analyse
         return analyse(argv[1:])
+    if argv[:1] == ["makebook"]:         # `usi-engine makebook ...`: docs/book.md
+        from .book.makebook import main as makebook
+        return makebook(argv[1:])
     parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine",
                                      epilog=commands_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

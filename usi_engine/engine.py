@@ -13,6 +13,7 @@ from typing import Callable
 
 from . import mate_probe
 from .backend import Backend
+from .book.player import BookPlayer
 from .game import GameState
 from .info import empty_info, format_info
 from .job import SearchJob
@@ -34,6 +35,7 @@ class Engine:
         self.backend = Backend(options, out, self.log)
         self.game = GameState(self.backend.position_cls)
         self.resign = ResignRule()
+        self.book = BookPlayer()            # the opening book (usi_engine/book, docs/book.md)
         self._job: SearchJob | None = None
         self._ponder_stopped = False      # the last `stop` ended a ponder search
         self.quitting = False
@@ -44,6 +46,12 @@ class Engine:
 
     def ensure_ready(self) -> None:
         self.backend.ensure_ready(idle=not self.searching())
+
+    def isready(self) -> None:
+        """`isready`: set up the search and (re)read the book the options name (at
+        `isready` only, as YaneuraOu does: never on a `go`'s clock)."""
+        self.ensure_ready()
+        self.book.load(self.options, self.out)
 
     def static_eval(self) -> int:
         """The `eval` command: static evaluation of the current position, side to move's view."""
@@ -213,6 +221,9 @@ class Engine:
         if special is not None:
             job.wait_until_released(self._is_quitting)
             return special
+        from_book = self.book.answer(job, self.options, self.out)
+        if from_book is not None:
+            return from_book
         timed = job.budget is not None and not job.params.infinite
         if timed and len(legal) > 1 and not job.pondering and mate_probe.worth_probing(job.budget.optimum):
             mate_info = mate_probe.probe(job.pos, legal, job.stop, job.budget.optimum, self.log)

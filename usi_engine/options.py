@@ -133,6 +133,26 @@ def builtin_options() -> list[Option]:
     ]
 
 
+def book_options() -> list[Option]:
+    """The opening book's options: YaneuraOu's names and defaults (usi_engine/book,
+    docs/book.md), except that BookFile is a path, and no_book (no book) by default."""
+    return [
+        Option("BookFile", STRING, "no_book"),     # absolute, or relative to BookDir
+        Option("BookDir", STRING, "book"),
+        Option("BookMoves", SPIN, 16, 0, 10000),   # use the book up to this ply
+        Option("BookIgnoreRate", SPIN, 0, 0, 100),
+        Option("BookEvalDiff", SPIN, 30, 0, 99999),
+        Option("BookEvalBlackLimit", SPIN, 0, -99999, 99999),
+        Option("BookEvalWhiteLimit", SPIN, -140, -99999, 99999),
+        Option("BookDepthLimit", SPIN, 16, 0, 99999),
+        Option("BookOnTheFly", CHECK, False),
+        Option("ConsiderBookMoveCount", CHECK, False),
+        Option("BookPvMoves", SPIN, 8, 1, 246),
+        Option("IgnoreBookPly", CHECK, False),
+        Option("FlippedBook", CHECK, True),
+    ]
+
+
 def tunable_options() -> list[Option]:
     """core/params.py's constants as `Tune_<Name>` spin options (pure Python, no numba)."""
     from .core.params import PARAMS
@@ -201,7 +221,7 @@ class Options:
     @classmethod
     def create(cls, switches: dict[str, int] | None = None) -> "Options":
         opts = cls()
-        for opt in builtin_options() + tunable_options():
+        for opt in builtin_options() + book_options() + tunable_options():
             opts.add(opt)
         if switches:
             opts.add_switches(switches)

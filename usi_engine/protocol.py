@@ -227,7 +227,7 @@ class UsiProtocol:
 
     def cmd_isready(self, rest: str) -> None:
         try:
-            self.engine.ensure_ready()
+            self.engine.isready()
         except Exception as exc:
             self.log.write(traceback.format_exc())
             self.out.info(f"initialization failed: {ascii_clean(repr(exc), 300)}")
