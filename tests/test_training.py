@@ -303,3 +303,46 @@ def test_cli_refuses_bad_input(tmp_path):
                         "--factorize"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and "only HalfKP networks have a piece factor to train" in r.stderr
     assert not (tmp_path / "o" / "nn.bin").exists()
+
+
+# --- a wider network, in YaneuraOu's own build for its architecture -----------------------
+
+YANEURAOU_HALFKP256 = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-nnue-halfkp256"
+
+
+def yaneuraou_evals(binary: Path, eval_dir: Path, sfens: list[str]) -> list[int]:
+    """YaneuraOu's static evaluation (`e`: `eval = N`, side to move's view) of each SFEN
+    with the network of `eval_dir`."""
+    script = ["usi", f"setoption name EvalDir value {eval_dir}", "setoption name Threads value 1",
+              "setoption name USI_Hash value 16", "isready"]
+    for sfen in sfens:
+        script += [f"position sfen {sfen}", "e"]
+    run = subprocess.run([str(binary)], input="\n".join(script + ["quit"]) + "\n",
+                         capture_output=True, text=True, timeout=120)
+    values = [int(m.group(1)) for m in re.finditer(r"^eval = (-?\d+)", run.stdout, re.M)]
+    assert len(values) == len(sfens), run.stdout[-2000:]
+    return values
+
+
+def test_a_wider_halfkp_network_exports_exactly_and_loads_in_yaneuraou(tmp_path):
+    """halfkp_256x2-32-32, YaneuraOu's standard shape, trained one epoch: the engine's
+    evaluation equals the numpy reference exactly and the float model within quantisation,
+    and YaneuraOu's build for that shape loads the file and evaluates every position the
+    same."""
+    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=256, batch_size=256),
+                    show_progress=False, log=lambda s: None)
+    net = read_network(tmp_path / "nn.bin")
+    assert net.name == "halfkp_256x2-32-32"
+    assert_engine_agrees_with_halfkp_model(from_network(net), net, summary["val_files"][0])
+    records = psv.read_records(summary["val_files"][0])[:40]
+    sfens = [psv.record_sfen(r) for r in records]
+    ours = [Position(s).evaluate(net) for s in sfens]
+    positions = ds.decode(records)
+    assert ours == [reference.evaluate(net, positions.boards[i], positions.hands[i],
+                                       int(positions.side[i])) for i in range(len(records))]
+    assert len(set(ours)) > 10                       # the network tells positions apart
+    if not YANEURAOU_HALFKP256.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{YANEURAOU_HALFKP256} is missing")
+        pytest.skip(f"{YANEURAOU_HALFKP256} is not here")
+    assert yaneuraou_evals(YANEURAOU_HALFKP256, tmp_path, sfens) == ours
