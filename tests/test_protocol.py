@@ -578,9 +578,10 @@ def test_games_against_random_mover_and_self(engine_exe, random_exe):
 
 
 def _assert_random_mover_beaten(result: str, moves: list[str], sign: int) -> None:
-    """Mated, or (the game cut at its ply limit) far behind in material; `sign` 1 when
-    the engine is black."""
-    assert result in ("mate by engine", "max plies"), (result, moves)
+    """Mated (or resigned: the random mover resigns only when it has no legal move), or
+    far behind in material when the game was cut at its ply limit; `sign` 1 when the
+    engine is black."""
+    assert result in ("mate by engine", "random resigned", "max plies"), (result, moves)
     if result == "max plies":
         assert sign * _material(moves) >= RANDOM_MOVER_DEFICIT, (result, _material(moves), moves)
 
