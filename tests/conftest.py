@@ -1,4 +1,5 @@
-"""Shared fixtures: a USI subprocess driver and ONE warmed-up engine per test session.
+"""Shared fixtures: a USI subprocess driver and ONE warmed-up engine per test session;
+and the test tiers: the markers of every module and test named in TIERS.
 
 numba compiles once per fresh clone (at the first `isready`), which can take minutes,
 so protocol tests share the `engine` fixture instead of starting their own process.
@@ -7,6 +8,7 @@ Set USI_ENGINE_CMD (a shell-style command line) to test another executable.
 
 from __future__ import annotations
 
+import ast
 import os
 import queue
 import shlex
@@ -23,6 +25,7 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
 ISREADY_TIMEOUT = float(os.environ.get("USI_ENGINE_ISREADY_TIMEOUT", "900"))
 
 
@@ -162,3 +165,108 @@ def engine():
     seconds = eng.quit()
     assert seconds < 1.0, f"quit took {seconds:.2f}s"
     assert eng.stderr_text() == "", f"engine wrote to stderr:\n{eng.stderr_text()[:2000]}"
+
+
+# --- test tiers (docs/testing.md) ---------------------------------------------------------
+# The markers (declared in pyproject.toml) of a whole module ("test_ray") or of one test
+# function with all its parametrizations ("test_search::test_never_returns_an_illegal_move").
+# A test named nowhere is unmarked: it runs in the fast tier, `pytest -m "not slow"`.
+# slow: more than about 1.5 s on its own on the 2-core development machine (or a cold
+# compile, a cluster, training); subprocess: starts processes (the engine through USI, the
+# fixture engines, scripts, another interpreter); torch, ray: needs that package.
+TIERS: dict[str, tuple[str, ...]] = {
+    "test_startup": ("slow", "subprocess"),
+    "test_ray": ("slow", "ray", "subprocess"),
+    "test_training": ("slow", "torch"),
+    "test_protocol": ("subprocess",),
+    "test_score_gap": ("subprocess",),
+    "test_analysis::test_command_line_with_another_engine_and_a_broken_record": ("subprocess",),
+    "test_analysis::test_an_engine_that_dies_costs_only_its_positions": ("subprocess",),
+    "test_api::test_import_is_lazy_and_names_resolve": ("subprocess",),
+    "test_api::test_client_with_our_engine": ("slow", "subprocess"),
+    "test_api::test_docs_api_examples_run": ("slow",),
+    "test_api::test_module_examples_run": ("slow",),
+    "test_classic::test_legal_moves_with_each_technique": ("slow",),
+    "test_distill::test_bad_settings_are_refused": ("subprocess",),
+    "test_gensfen::test_same_seed_same_bytes_with_two_worker_processes": ("slow", "subprocess"),
+    "test_gensfen::test_teacher_engine_labels_through_usi": ("slow", "subprocess"),
+    "test_gensfen::test_ray_local_cluster_makes_the_same_shards": ("slow", "ray", "subprocess"),
+    "test_jit::test_a_cache_older_than_the_sources_is_emptied": ("slow", "subprocess"),
+    "test_match::test_random_vs_random_match": ("subprocess",),
+    "test_match::test_round_robin_and_gauntlet": ("slow", "subprocess"),
+    "test_match::test_crashing_engine_loses_and_is_restarted": ("subprocess",),
+    "test_match::test_hanging_engine_loses_and_is_killed": ("slow", "subprocess"),
+    "test_match::test_slow_engine_loses_on_time_but_keeps_its_process": ("subprocess",),
+    "test_match::test_a_slow_log_disk_costs_no_game_on_time": ("slow", "subprocess"),
+    "test_match::test_engine_answers_adjudicated": ("slow", "subprocess"),
+    "test_match::test_engine_that_cannot_start_loses": ("subprocess",),
+    "test_match::test_sprt_stops_match_early": ("slow", "subprocess"),
+    "test_match::test_sprt_prior_counts_earlier_runs": ("subprocess",),
+    "test_match::test_interrupt_keeps_finished_games": ("subprocess",),
+    "test_match::test_ponder_hits_charge_the_clock_from_ponderhit": ("slow", "subprocess"),
+    "test_match::test_ponder_misses_are_stopped_and_answered_afresh": ("subprocess",),
+    "test_match::test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag": ("subprocess",),
+    "test_match::test_cli_end_to_end": ("subprocess",),
+    "test_match::test_script_help": ("subprocess",),
+    "test_match::test_our_engine_against_itself_and_a_random_mover": ("slow", "subprocess"),
+    "test_match::test_our_engine_ponders": ("slow", "subprocess"),
+    "test_movegen::test_random_legal_moves_match_python_shogi": ("slow",),
+    "test_movegen::test_random_is_legal_agrees_with_generation": ("slow",),
+    "test_movegen::test_random_gives_check_agrees_with_doing_the_move": ("slow",),
+    "test_movegen::test_random_zobrist_do_undo": ("slow",),
+    "test_movepick::test_picker_yields_every_legal_move_once": ("slow",),
+    "test_nnue::test_incremental_accumulators_equal_refresh": ("slow",),
+    "test_nnue::test_numba_equals_numpy_reference_on_random_positions": ("slow",),
+    "test_nnue::test_usi_evaldir_fv_scale_and_eval_command": ("slow", "subprocess"),
+    "test_options::test_switches_are_read_without_importing_numba": ("subprocess",),
+    "test_protocol::test_games_against_random_mover_and_self": ("slow",),
+    "test_protocol::test_cshogi_match_runner": ("slow",),
+    "test_protocol::test_go_limits": ("slow",),
+    "test_protocol::test_go_without_isready_then_quit_mid_search": ("slow",),
+    "test_protocol::test_go_right_after_every_bestmove_in_a_ponder_game": ("slow",),
+    "test_protocol::test_warmup_flag_compiles_and_exits": ("slow",),
+    "test_protocol::test_ponder_hit_and_miss": ("slow",),
+    "test_rescore::test_a_real_engine_rescores_through_usi_and_a_rerun_keeps_the_files": ("slow", "subprocess"),
+    "test_search::test_never_returns_an_illegal_move": ("slow",),
+    "test_search::test_a_setting_under_test_changes_the_tree": ("slow",),
+    "test_timeman::test_main_time_spending_curve": ("slow",),
+    "test_tunables::test_importing_tunables_does_not_import_numba": ("subprocess",),
+    "test_tunables_protocol::test_usi_tunables_declares_the_table_and_tuning_mode": ("subprocess",),
+    "test_tune::test_tuning_moves_towards_the_optimum_and_resumes": ("slow",),
+    "test_tune::test_params_patch_for_the_table": ("subprocess",),
+}
+
+
+def stale_tier_entries(tests: Path = TESTS) -> list[str]:
+    """The TIERS keys that name no module or no test function of tests/ (a renamed or
+    removed test would otherwise drop out of its tier without a word)."""
+    stale = []
+    for key in TIERS:
+        module, _, function = key.partition("::")
+        path = tests / f"{module}.py"
+        if not path.is_file():
+            stale.append(key)
+            continue
+        if function:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = {node.name for node in tree.body
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if function not in names:
+                stale.append(key)
+    return stale
+
+
+def pytest_sessionstart(session):
+    stale = stale_tier_entries()
+    if stale:
+        raise pytest.UsageError("tests/conftest.py TIERS names tests that do not exist: "
+                                + ", ".join(stale))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        function = getattr(item, "originalname", item.name)
+        for key in (module, f"{module}::{function}"):
+            for name in TIERS.get(key, ()):
+                item.add_marker(getattr(pytest.mark, name))

@@ -16,10 +16,11 @@ import pytest
 import shogi.CSA
 import shogi.KIF
 
-from usi_engine import Engine, Limit, Position, __version__, parse_record, read_record
+from usi_engine import Engine, Limit, Position, Score, __version__, parse_record, read_record
 from usi_engine.analysis import (BLUNDER_CP, analyse_game, annotated_csa, annotated_kif, plot,
                                  to_json, write_kif)
 from usi_engine.analysis.cli import main as cli_main
+from usi_engine.analysis.game import CLIP_CP, PositionEval
 from usi_engine.analysis.graph import HEIGHT_PX, WIDTH_PX
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,8 +72,16 @@ def test_hanging_a_rook_is_a_blunder(rook_hang):
 
 def test_evaluations_are_from_blacks_view(rook_hang):
     for p in rook_hang.positions:
-        assert p.black_cp == (p.score.to_cp() if p.turn == 0 else -p.score.to_cp()) or abs(p.black_cp) == 3000
+        side_cp = p.score.to_cp()             # the side to move's view
+        assert abs(p.black_cp) == min(abs(side_cp), CLIP_CP)
+        assert p.black_cp == 0 or (p.black_cp > 0) == ((side_cp > 0) == (p.turn == 0))
     assert rook_hang.positions[-1].black_cp < -1500                   # black is a rook down
+    # clipped scores keep the sign of black's view
+    for turn, score, black_cp in [(0, Score(cp=5000), CLIP_CP), (1, Score(cp=5000), -CLIP_CP),
+                                  (0, Score(cp=-4000), -CLIP_CP), (1, Score(cp=-4000), CLIP_CP),
+                                  (0, Score(mate=3), CLIP_CP), (1, Score(mate=3), -CLIP_CP),
+                                  (1, Score(mate=-2), CLIP_CP), (1, Score(cp=120), -120)]:
+        assert PositionEval(0, Position.START_SFEN, turn, score).black_cp == black_cp, (turn, score)
 
 
 def test_checkmate_ends_the_game_without_an_engine_call():

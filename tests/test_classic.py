@@ -217,14 +217,22 @@ def test_mates_stay_true_with_each_technique(searcher, name):
     assert r.best == "G*5b" and r.info.score_mate == 1
     r = think(searcher, Position("8k/9/7PP/9/9/9/9/9/8K w G 1"), 4)
     assert r.info.score_mate is not None and r.info.score_mate < 0
-    for sfen, length in _mate_problems(5):
+    problems = _mate_problems(5)
+    assert {length for _, length in problems} == {1, 3, 5}
+    missed = []
+    for sfen, length in problems:
         r = think(searcher, Position(sfen), length + 2)
         mate = r.info.score_mate
         if length <= 3:            # a mate in 1 is a check: no mate shorter than these
             assert mate == length, (name, sfen, r.info)
-        if mate is not None:       # the tsume length counts checks only: a game mate may be
-            assert mate > 0        # shorter, but its line must mate
+        if mate is None:
+            missed.append(sfen)
+        else:                      # the tsume length counts checks only: a game mate may
+            assert mate > 0        # differ, but its line must mate
             _assert_mate_line(sfen, r.info.pv, mate)
+    # searched 2 plies deeper than its length, every problem is solved, by the default
+    # search and with each technique (as measured): a technique that loses mates fails here
+    assert missed == [], (name, f"{len(problems) - len(missed)} of {len(problems)} solved")
 
 
 @pytest.mark.parametrize("name", list(TECHNIQUES))

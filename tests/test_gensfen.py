@@ -4,6 +4,7 @@ import json
 import os
 import random
 import sys
+from dataclasses import replace
 
 import cshogi
 import numpy as np
@@ -132,10 +133,38 @@ def test_game_skips_checks_captures_and_mate_scores():
     assert [psv.record_move(r) for r in out.records] == ["5c5b"]
 
 
-def test_game_ends_on_checkmate_with_a_loss_for_the_mated_side():
-    labeler = Scripted(lambda g: [])                  # the labeler finds no legal move
-    out = play_game(random.Random(1), labeler, NO_OPENING, "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1")
-    assert out.reason == "no legal move" and out.result_black == psv.WIN
+def mate_in_one_labeler():
+    """Answers as an engine would, from the position itself: a move that leaves the other
+    side no legal move when there is one, else the first legal move, at 0 cp; no line
+    only when the side to move has no legal move."""
+    def answer(g):
+        moves = [m.usi() for m in g.pos.legal_moves()]
+        for move in moves:
+            after = g.pos.copy()
+            after.push(move)
+            if not after.legal_moves():
+                return [Line(move, 0, None)]
+        return [Line(moves[0], 0, None)] if moves else []
+    return Scripted(answer)
+
+
+@pytest.mark.parametrize("sfen, mating_move, result_black", [
+    ("4k4/9/4P4/9/9/9/9/9/4K4 b G 1", "G*5b", psv.WIN),       # black mates white
+    ("4k4/9/9/9/9/9/4p4/9/4K4 w g 1", "G*5h", psv.LOSS),       # white mates black
+])
+def test_game_ends_on_checkmate_with_a_loss_for_the_mated_side(sfen, mating_move, result_black):
+    out = play_game(random.Random(1), mate_in_one_labeler(), NO_OPENING, sfen)
+    assert out.reason == "no legal move" and out.plies == 1
+    mated = Position(sfen)
+    mated.push(mating_move)
+    assert mated.is_check() and not mated.legal_moves()       # a real checkmate
+    assert out.result_black == result_black
+    # the mating move's record is the mater's win
+    assert [psv.record_move(r) for r in out.records] == [mating_move]
+    assert [int(r["game_result"]) for r in out.records] == [psv.WIN]
+    # the same labeler does not end a game from the start position
+    assert play_game(random.Random(1), mate_in_one_labeler(), replace(NO_OPENING, max_ply=12),
+                     START_SFEN).reason == "max plies"
 
 
 def test_unbalanced_opening_is_dropped():

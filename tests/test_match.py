@@ -152,8 +152,16 @@ def test_resign_and_forfeit():
 
 
 def test_opening_with_illegal_move_is_rejected():
-    with pytest.raises(ValueError):
-        Referee(moves=["7g7f", "7g7f"])
+    opening = ["7g7f", "7g7f"]
+    with pytest.raises(ValueError, match=r"illegal opening move '7g7f' in 'lnsgkgsnl/.* b - 1'"):
+        Referee(moves=opening)
+    assert opening == ["7g7f", "7g7f"]                 # the caller's list is left alone
+    # a move the referee refuses during the game leaves the game as it was
+    ref = Referee(moves=["7g7f"])
+    before = (ref.board.sfen(), list(ref.moves), ref.position_command())
+    out = ref.play("7g7f")                             # white to move: no piece there
+    assert out.reason == Reason.ILLEGAL_MOVE and out.winner == BLACK and "'7g7f'" in out.detail
+    assert (ref.board.sfen(), list(ref.moves), ref.position_command()) == before
 
 
 def test_position_command():
@@ -172,8 +180,10 @@ def test_opening_file_forms():
     assert openings[2].moves == ("2g2f", "8c8d")
     assert openings[3].sfen.endswith("w - 2") and openings[3].moves == ("3c3d",)
     assert openings[4].sfen == openings[5].sfen.replace(" 1", " 3")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="illegal opening move '7g7f'"):
         parse_opening_line("startpos moves 7g7f 7g7f")
+    with pytest.raises(ValueError, match="bad opening line: 'sfen 9/9 b'"):
+        parse_opening_line("sfen 9/9 b")
 
 
 def test_random_openings_are_balanced_and_reproducible():
@@ -550,7 +560,7 @@ def test_engine_tokens_and_names():
     assert engine.cmd == ["python", "-m", "usi_engine"] and engine.name == "usi_engine"
     assert engine.options == {"USI_Hash": "64"}
     assert (engine.tc.byoyomi_ms, engine.tc.nodes) == (500, 7)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="engine argument 'python' is not KEY=VALUE"):
         cli.parse_engine_tokens(["python"])
 
 

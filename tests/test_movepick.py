@@ -1,9 +1,9 @@
 """The staged move picker: every legal move exactly once, and one quiet/tactical split."""
 import random
 
+import cshogi
 import numpy as np
 import pytest
-import shogi
 
 from usi_engine.position import Position, move_to_usi
 from usi_engine.core import search as cs, movepick as mp
@@ -13,10 +13,12 @@ from core_tree import tree
 
 
 def _positions(count, seed):
+    """Random playouts.  With cshogi's move generator: the list is made when the module is
+    collected, and python-shogi's took about 20 s of every run here, a single test's too."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        board = shogi.Board()
+        board = cshogi.Board()
         for _ in range(rng.randrange(10, 140)):
             moves = list(board.legal_moves)
             if not moves or board.is_game_over():

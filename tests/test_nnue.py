@@ -280,9 +280,14 @@ def test_conformance_kp_with_yaneuraou():
     _conformance("kp_256x2-32-32", DATA)
 
 
-@pytest.mark.skipif(not (SHARED / "halfkp_256x2-32-32" / "nn.bin").is_file(),
-                    reason=f"{SHARED}/halfkp_256x2-32-32/nn.bin (64 MB, not in the repository) is absent")
 def test_conformance_halfkp_with_yaneuraou():
+    """Skipped (and listed by -rs) where the 64 MB network is absent; CI has ../shared
+    beside the clone, so there (environment variable CI set) its absence fails."""
+    if not (SHARED / "halfkp_256x2-32-32" / "nn.bin").is_file():
+        why = f"{SHARED}/halfkp_256x2-32-32/nn.bin (64 MB, not in the repository) is absent"
+        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+            pytest.fail(f"{why}; CI must run the HalfKP conformance test", pytrace=False)
+        pytest.skip(why)
     _conformance("halfkp_256x2-32-32", SHARED)
 
 

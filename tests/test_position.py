@@ -98,11 +98,23 @@ def test_bad_sfen_raises_and_says_why(what, sfen, message, played):
     assert message in str(err.value)
 
 
-def test_good_sfen_variants_accepted():
-    Position("4k4/9/9/9/4+P4/9/4P4/9/4K4 b - 1")            # tokin + pawn on a file: no nifu
-    Position("4k4/9/9/9/4P4/9/4p4/9/4K4 b - 1")             # pawns of both sides on a file
-    Position("4k4/9/9/9/9/9/9/9/9 b 2R2B4G4S4N4L18P 1")     # every piece: no black king
-    Position("4k4/4R4/9/9/9/9/9/9/4K4 w - 1")               # the side to move may be in check
+GOOD_SFENS = [
+    ("tokin and pawn on a file", "4k4/9/9/9/4+P4/9/4P4/9/4K4 b - 1"),      # no nifu
+    ("pawns of both sides on a file", "4k4/9/9/9/4P4/9/4p4/9/4K4 b - 1"),
+    ("every piece, no black king", "4k4/9/9/9/9/9/9/9/9 b 2R2B4G4S4N4L18P 1"),
+    ("side to move in check", "4k4/4R4/9/9/9/9/9/9/4K4 w - 1"),
+]
+
+
+@pytest.mark.parametrize("what,sfen", GOOD_SFENS, ids=[g[0] for g in GOOD_SFENS])
+def test_good_sfen_variants_accepted(what, sfen):
+    """Legal SFENs at the edge of a rule are read as written: the SFEN comes back the
+    same, and the check and the legal moves agree with python-shogi's."""
+    pos = Position(sfen)
+    board = shogi.Board(sfen)
+    assert pos.sfen() == sfen == board.sfen()
+    assert pos.is_check() == board.is_check() == (what == "side to move in check")
+    assert sorted(m.usi() for m in pos.legal_moves()) == sorted(m.usi() for m in board.legal_moves)
 
 
 # --- bad moves ------------------------------------------------------------------------------

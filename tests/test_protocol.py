@@ -498,7 +498,9 @@ def random_exe(tmp_path):
 
 
 def play_game(engines, names, byoyomi: int, max_plies: int):
-    """A game through cshogi.usi.Engine objects, checked move by move."""
+    """A game through cshogi.usi.Engine objects, checked move by move: (how it ended,
+    the moves).  The end names the side that did it: "mate by engine", "random
+    resigned", ... or "max plies", "repetition"."""
     import cshogi
     from collections import Counter
     board = cshogi.Board()
@@ -535,7 +537,7 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
         moves.append(best)
         seen[board.zobrist_hash()] += 1
         if board.is_game_over():
-            result = f"{name} mated"
+            result = f"mate by {name}"
             break
         if seen[board.zobrist_hash()] >= 4:
             result = "repetition"
@@ -556,16 +558,44 @@ def test_games_against_random_mover_and_self(engine_exe, random_exe):
             eng.isready()
         # 1 s byoyomi, engine black, then 100 ms byoyomi, engine white
         r1, m1 = play_game([ours, other], ["engine", "random"], 1000, 30)
+        _assert_random_mover_beaten(r1, m1, 1)
         r2, m2 = play_game([other, ours], ["random", "engine"], 100, 60)
+        _assert_random_mover_beaten(r2, m2, -1)
         twin = Engine(engine_exe)
         twin.setoption("USI_Ponder", "false")
         twin.isready()
         r3, m3 = play_game([ours, twin], ["engine", "engine"], 100, 60)
-        print(f"results: {r1} ({len(m1)} plies), {r2} ({len(m2)}), {r3} ({len(m3)})")
+        print(f"results: {r1} ({len(m1)} plies, material {_material(m1)}), {r2} ({len(m2)}, "
+              f"{_material(m2)}), {r3} ({len(m3)}, {_material(m3)})")
+        # between two copies of the engine: the game ends by the rules or at 60 plies (a
+        # loss on time, an illegal move or a wrong resignation fails inside play_game)
+        assert r3 in ("mate by engine", "repetition", "max plies"), (r3, m3)
+        assert r3 != "max plies" or len(m3) == 60
     finally:
         for eng in (ours, other, twin):
             if eng is not None and eng.proc is not None:
                 eng.quit()
+
+
+def _assert_random_mover_beaten(result: str, moves: list[str], sign: int) -> None:
+    """Mated (or resigned: the random mover resigns only when it has no legal move), or
+    far behind in material when the game was cut at its ply limit; `sign` 1 when the
+    engine is black."""
+    assert result in ("mate by engine", "random resigned", "max plies"), (result, moves)
+    if result == "max plies":
+        assert sign * _material(moves) >= RANDOM_MOVER_DEFICIT, (result, _material(moves), moves)
+
+
+RANDOM_MOVER_DEFICIT = 10       # pawn units (match.runner's material values)
+
+
+def _material(moves: list[str]) -> int:
+    """Black's material less white's after `moves` from the start (pieces in hand too)."""
+    from usi_engine.match.runner import material_balance
+    board = shogi.Board()
+    for move in moves:
+        board.push_usi(move)
+    return material_balance(board)
 
 
 def test_cshogi_match_runner(engine_exe, random_exe, tmp_path):

@@ -129,12 +129,23 @@ CHECKER = "8k/R8/7pp/9/9/9/9/9/4KG3 b - 1"             # black rook checks along
 CHECK_CYCLE = ["9b9a", "1a1b", "9a9b", "1b1a"]
 
 
+# the same cycle with a dragon: a rook's move into the promotion zone is generated only
+# promoted (its non-promotion is never better), so the rook's own 9b9a is no root move
+DRAGON_CHECKER = CHECKER.replace("R8", "+R8")
+
+
 def test_checker_avoids_completing_perpetual_check(searcher):
-    pos = from_history(CHECKER, CHECK_CYCLE)
+    pos = from_history(DRAGON_CHECKER, CHECK_CYCLE)
     r = think(searcher, pos, depth=5, multipv=2)
     assert r.best != "9b9a"
-    # searched on its own, the perpetual is scored as a loss for the checker
     assert r.info.score_mate is None or r.info.score_mate > 0
+    # searched on its own, the move that completes the perpetual is a loss for the checker,
+    # decided by the repetition (in cp, the mirror of the defender's win below), not a draw
+    searcher.new_game()
+    alone = searcher.think(pos, depth=5, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
+                           on_iteration=lambda info: None, searchmoves=["9b9a"])
+    assert alone.best == "9b9a" and alone.info.score_mate is None
+    assert alone.info.score_cp <= -(cs.VALUE_PERPETUAL - MAX_PLY)
 
 
 def test_defender_uses_perpetual_check_to_win(searcher):
@@ -422,23 +433,57 @@ def test_tt_mate_scores_are_adjusted_by_ply():
 
 
 def test_tt_replacement_prefers_deep_and_recent():
-    table = ctt.table_for_entries(4)                     # a single bucket of four
-    keys = [np.uint64((i + 1) << 8) for i in range(5)]
-    for i, k in enumerate(keys[:4]):
-        ctt.store(table, k, i + 1, 0, 0, 10 + i, ctt.BOUND_EXACT, 1)
-    ctt.store(table, keys[4], 99, 0, 0, 5, ctt.BOUND_EXACT, 1)
-    assert not ctt.probe(table, keys[0])[0]              # the shallowest went
-    assert ctt.probe(table, keys[4])[0]
-    ctt.store(table, np.uint64(77 << 8), 98, 0, 0, 1, ctt.BOUND_EXACT, 9)
-    assert not ctt.probe(table, keys[1])[0] or not ctt.probe(table, keys[2])[0] \
-        or not ctt.probe(table, keys[3])[0] or not ctt.probe(table, keys[4])[0]
-    assert ctt.probe(table, np.uint64(77 << 8))[0]       # old generations make room
+    """A full bucket gives up its entry of least merit: its depth less 8 half plies per
+    search (generation) since it was written.  In one search the shallowest entry goes,
+    wherever it sits; an old deep entry goes before shallower ones of this search, also
+    across the wrap of the 8-bit generation."""
+    def bucket(depths, generations, new_generation):
+        """Which of the four stored keys are still there after a fifth is stored."""
+        table = ctt.table_for_entries(ctt.BUCKET)       # a single bucket of four
+        keys = [np.uint64((i + 1) << 8) for i in range(5)]
+        for i, (depth, generation) in enumerate(zip(depths, generations)):
+            ctt.store(table, keys[i], i + 1, 0, 0, depth, ctt.BOUND_EXACT, generation)
+        assert all(ctt.probe(table, k)[0] for k in keys[:4])
+        ctt.store(table, keys[4], 99, 0, 0, 1, ctt.BOUND_EXACT, new_generation)
+        assert ctt.probe(table, keys[4])[0]
+        return [bool(ctt.probe(table, k)[0]) for k in keys[:4]]
+
+    # one search: the shallowest (depth 10, second slot) goes, not the first or the last
+    assert bucket([12, 10, 13, 11], [1, 1, 1, 1], 1) == [True, False, True, True]
+    # depth 20 from two searches ago (merit 20 - 16) goes before depth 8 of this one
+    assert bucket([8, 20, 9, 10], [3, 1, 3, 3], 3) == [True, False, True, True]
+    # the same, the old entry written at generation 255 and the table now at 1
+    assert bucket([8, 20, 9, 10], [1, 255, 1, 1], 1) == [True, False, True, True]
+    # an old entry deep enough still stays: depth 30 two searches ago (merit 14) beats 9
+    assert bucket([30, 9, 12, 11], [1, 3, 3, 3], 3) == [True, False, True, True]
 
 
 def test_hashfull_counts_this_generation(searcher):
+    """hashfull: per mille of the first 1000 entries written by this search (generation);
+    entries of earlier searches still in the table are not counted."""
+    table = ctt.table_for_entries(4096)
+
+    def fill(first_bucket, n_buckets, generation):
+        for b in range(first_bucket, first_bucket + n_buckets):
+            for j in range(ctt.BUCKET):                  # four keys of bucket b
+                key = np.uint64((b << 1) | ((j + 1) << 40))
+                ctt.store(table, key, 1, 0, 0, 4, ctt.BOUND_EXACT, generation)
+
+    fill(0, 100, 1)                  # 400 of the first 1000 entries, generation 1
+    fill(300, 100, 1)                # entries 1200-1599: beyond the sample
+    assert (ctt.hashfull(table, 1), ctt.hashfull(table, 2)) == (400, 0)
+    fill(100, 50, 2)                 # 200 more in the sample, generation 2
+    assert (ctt.hashfull(table, 1), ctt.hashfull(table, 2)) == (400, 200)
+    # the search's report: a second search on the same table counts only its own entries
     infos = []
     think(searcher, Position(), depth=7, infos=infos)
-    assert 0 < infos[-1].hashfull <= 1000
+    first = infos[-1].hashfull
+    assert 0 < first <= 1000
+    again = []
+    searcher.think(Position(KINGS), depth=1, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
+                   on_iteration=again.append)          # no new_game: the table is kept
+    assert np.count_nonzero(searcher.tt[:1000, 1]) >= first   # the first search's entries stay
+    assert again[-1].hashfull < first // 2
 
 
 # --- determinism, limits, threads ----------------------------------------------------------
@@ -488,9 +533,16 @@ def test_two_threads_search_and_agree_on_legality(searcher):
     searcher.configure(threads=2)
     try:
         r = think(searcher, Position(), depth=6)
+        helper = searcher._contexts[1]
+        main_nodes, helper_nodes = int(searcher._contexts[0].stats[cs.S_NODES]), int(helper.stats[cs.S_NODES])
+        helper_best = move_to_usi(int(helper.root_moves[0]))
     finally:
         searcher.configure(threads=1)
     assert r.best in Position().legal_moves()
+    # the second thread searched on its own (its nodes count in the report) and its root
+    # move is legal too
+    assert helper_nodes > 0 and r.info.nodes == main_nodes + helper_nodes
+    assert helper_best in Position().legal_moves()
 
 
 def test_switches_turn_pruning_off(searcher):
