@@ -234,6 +234,17 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_tunables_protocol::test_usi_tunables_declares_the_table_and_tuning_mode": ("subprocess",),
     "test_tune::test_tuning_moves_towards_the_optimum_and_resumes": ("slow",),
     "test_tune::test_params_patch_for_the_table": ("subprocess",),
+    "test_protocol::test_answers_after_a_ponder_keep_the_relay_reserve": ("slow",),
+    "test_openings_suite::test_another_usi_engine_judges_through_the_script": ("slow", "subprocess"),
+    "test_openings_suite::test_an_engine_that_names_it_usi_multipv_gets_its_lines": ("subprocess",),
+    "test_move_times": ("subprocess",),
+    "test_html_report": ("subprocess",),
+    "test_makebook::test_search_grows_the_book_and_resumes": ("slow",),
+    "test_makebook::test_propagate_command_on_a_book_with_a_loop": ("slow", "subprocess"),
+    "test_makebook::test_yaneuraou_plays_the_same_moves_from_our_book": ("slow", "subprocess"),
+    "test_makebook::test_records_counts_moves_with_min_count_and_winners": ("slow",),
+    "test_book::test_engine_plays_the_book_move_at_once": ("slow", "subprocess"),
+    "test_book::test_consider_book_move_count": ("slow",),
 }
 
 
