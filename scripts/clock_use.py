@@ -46,7 +46,8 @@ def spent_by(moves: list[tuple[int, int]], at: int, main_ms: int) -> float | Non
 
 def main() -> None:
     out, main_ms = pathlib.Path(sys.argv[1]), int(sys.argv[2])
-    fmt = lambda x: "-" if x is None else f"{x:.0%}"
+    def fmt(x):
+        return "-" if x is None else f"{x:.0%}"
     by60, by120, least = [], [], []
     for log in sorted((out / "logs").glob("*.log")):
         for n, moves in enumerate(games_in(log), 1):
@@ -58,7 +59,8 @@ def main() -> None:
             by120 += [s120] if s120 is not None else []
             least.append(low)
     if least:
-        med = lambda xs: fmt(statistics.median(xs)) if xs else "-"
+        def med(xs):
+            return fmt(statistics.median(xs)) if xs else "-"
         print(f"median spent by ply 60 {med(by60)} ({len(by60)} games), by ply 120 {med(by120)} "
               f"({len(by120)} games); least left {min(least)} ms")
 

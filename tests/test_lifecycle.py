@@ -9,7 +9,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
 from usi_engine import engine as engine_mod
 from usi_engine.options import Options

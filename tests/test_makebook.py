@@ -13,7 +13,7 @@ import pytest
 from usi_engine.book import Book, BookMove, BookSettings, book_key
 from usi_engine.book.graph import propagate_book
 from usi_engine.book.propagate import minimax
-from usi_engine.book.records import Game, book_from_games, read_games, RecordStats
+from usi_engine.book.records import book_from_games, read_games, RecordStats
 from usi_engine.position import Position
 
 REPO = Path(__file__).resolve().parent.parent

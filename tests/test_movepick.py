@@ -5,7 +5,7 @@ import cshogi
 import numpy as np
 import pytest
 
-from usi_engine.position import Position, move_to_usi
+from usi_engine.position import move_to_usi
 from usi_engine.core import search as cs, movepick as mp
 from usi_engine.core.movegen import generate, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from usi_engine.core.types import MAX_MOVES

@@ -88,7 +88,7 @@ def test_multipv_lines_are_sorted_best_first_with_their_root_moves():
     Searcher._sort_lines(ctx, lines, scores, pvs)
     assert scores == [40, 25, 10]
     assert pvs == [["b", "b2"], ["c"], ["a"]]
-    assert [(l.multipv, l.score_cp, l.pv) for l in lines] == [(1, 40, ["b", "b2"]), (2, 25, ["c"]),
+    assert [(line.multipv, line.score_cp, line.pv) for line in lines] == [(1, 40, ["b", "b2"]), (2, 25, ["c"]),
                                                              (3, 10, ["a"])]
     assert moves.tolist() == [22, 33, 11, 44, 55] and root_scores.tolist() == [40, 25, 10, -5, -9]
 

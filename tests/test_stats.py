@@ -95,13 +95,13 @@ def test_pentanomial_llr_symmetries_and_exact_case():
 
 
 def test_trinomial_llr_matches_the_normal_approximation():
-    w, l, d = 600, 500, 900
-    n = w + l + d
+    w, losses, d = 600, 500, 900
+    n = w + losses + d
     mu = (w + d / 2) / n
-    var = (w * (1 - mu) ** 2 + l * mu ** 2 + d * (0.5 - mu) ** 2) / n
+    var = (w * (1 - mu) ** 2 + losses * mu ** 2 + d * (0.5 - mu) ** 2) / n
     s0, s1 = stats.score_from_elo(0), stats.score_from_elo(10)
     approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
-    assert stats.llr(w, l, d, 0, 10) == pytest.approx(approx, rel=0.01)
+    assert stats.llr(w, losses, d, 0, 10) == pytest.approx(approx, rel=0.01)
     assert stats.llr(0, 0, 0, 0, 10) == 0
 
 

@@ -96,7 +96,8 @@ def test_opponent_pieces_are_upside_down_and_flipped_swaps_the_sides():
     assert texts(group(flipped, "coordinates")) == list("123456789") + list("九八七六五四三二一")
     # the hand of the player at the top is in the left column
     pos = Position.from_usi(MIDGAME)
-    x_of = lambda root, side: float(group(root, f"hand {side}").find(NS + "text").get("x"))
+    def x_of(root, side):
+        return float(group(root, f"hand {side}").find(NS + "text").get("x"))
     assert x_of(parse(svg.board(pos)), "white") < x_of(parse(svg.board(pos)), "black")
     assert x_of(parse(svg.board(pos, flipped=True)), "black") < x_of(parse(svg.board(pos, flipped=True)), "white")
 
@@ -135,8 +136,10 @@ def test_arrows_for_moves_drops_and_a_pv():
     root = parse(svg.board(pos, arrows=pv))
     assert sum(g.get("class") == "arrow" for g in root.iter(NS + "g")) == 3
     # an arrow ends where the square is drawn, flipped or not
-    line = lambda root: next(root.iter(NS + "line"))
-    x2 = lambda root: float(line(root).get("x2"))
+    def line(root):
+        return next(root.iter(NS + "line"))
+    def x2(root):
+        return float(line(root).get("x2"))
     assert x2(parse(svg.board(arrows=["9g9f"]))) < svg.BOARD_X + svg.SQUARE_W
     assert x2(parse(svg.board(arrows=["9g9f"], flipped=True))) > svg.BOARD_X + 8 * svg.SQUARE_W
 

@@ -143,8 +143,10 @@ def _graph(analysis: GameAnalysis) -> str:
     top = axis_top([v for _, v in values])
     mid = GRAPH_TOP + (GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM) / 2
     scale = (GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM) / 2 / (top * 1.04)       # the PNG's margin too
-    x = lambda ply: GRAPH_LEFT + ply * dx
-    y = lambda cp: mid - cp * scale
+    def x(ply):
+        return GRAPH_LEFT + ply * dx
+    def y(cp):
+        return mid - cp * scale
     right = GRAPH_W - GRAPH_RIGHT
     parts = [f"<rect x='{GRAPH_LEFT}' y='{GRAPH_TOP}' width='{right - GRAPH_LEFT}' "
              f"height='{GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM}' class='plot'/>"]
