@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The classic search techniques of issue 13, each measured on against off.
+"""The classic search techniques of the Japanese computer-shogi texts, each measured on against off.
 
     python scripts/experiments.py run --technique yss --depth 10           # one technique
     python scripts/experiments.py run --technique all --depth 10 --jobs 14 # every one, 14 processes
@@ -395,7 +395,7 @@ def cmd_make_problems(args) -> int:
                     out.append(by_game[g].pop(rng.randrange(len(by_game[g]))))
         return out
 
-    lines = ["# Problem set of scripts/experiments.py (issue 13): '<sfen>  # <kind>; <source>; ref <move> <score>'.",
+    lines = ["# Problem set of scripts/experiments.py: '<sfen>  # <kind>; <source>; ref <move> <score>'.",
              f"# Made by: python scripts/experiments.py make-problems --games {args.games} --seed {args.seed} "
              f"--nodes {args.nodes} --ref-depth {args.ref_depth}",
              "# quiet: |score| <= 300 cp at depth %d, within 60 cp of depth 1, best move no capture;" % args.classify_depth,

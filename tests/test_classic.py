@@ -1,4 +1,4 @@
-"""The classic techniques of issue 13 as switches: multi-iterative deepening, YSS's half-ply
+"""The classic techniques of the Japanese computer-shogi texts as switches: multi-iterative deepening, YSS's half-ply
 extension (and its full variant), Tsuruoka's one-side-limited PVS and ordering by a shallow
 search.  Each test checks what the technique does to the tree, and that with it on the
 engine still plays legal moves and reports true mates.  One warmed Searcher is shared."""

@@ -93,7 +93,7 @@ class Searcher:
     # (self-play, 60 games: -58 +- 86 Elo with it on; again 80 games, -30.5 +- 67.2, with
     # the shipped network). Mate1PlyQuiescence, the same probe at quiescence nodes below
     # beta, is on: +65.5 +- 27.7 Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
-    # The classic techniques of issue 13 (multi-iterative deepening, YSS's half-ply
+    # The classic techniques of the Japanese computer-shogi texts (multi-iterative deepening, YSS's half-ply
     # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
     # search) are off: measured in docs/EXPERIMENTS.md.
     SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,

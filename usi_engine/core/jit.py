@@ -1,5 +1,5 @@
 """The `jit` decorator of the hot code: numba's njit, cached on disk, without reference
-counting, and arranged so that the first start compiles as little as possible (issue #15):
+counting, and arranged so that the first start compiles as little as possible:
 
 * one compilation per function, not one per call shape (`_one_call_shape`);
 * declared signatures compiled on first use, not at import (`_declared_on_first_use`);
@@ -142,7 +142,7 @@ def _one_call_shape(dispatcher, specialise=()):
     numba otherwise compiles a callee once per distinct argument typing: every literal value
     (`generate(pos, out, GEN_CAPTURES, False)` and `generate(pos, out, GEN_QUIETS, False)` are
     two compilations) and every integer width. That multiplied the first start's compile
-    time (issue #15: 16 copies of one move generator helper). Arguments are converted at
+    time (16 copies of one move generator helper were seen). Arguments are converted at
     the call site, so the values, and the search, are the same; calls from Python are not
     affected. scripts/compile_profile.py shows the compilations per function.
     """

@@ -63,7 +63,7 @@ PARAMS: tuple[Param, ...] = (
     Param("HistoryBonusMax", 2000, 500, 4000, 100, "history bonus: cap (below every table's bound)"),
     Param("CaptureHistory", 0, 0, 128, 8, "captures that keep their material by SEE: MVV-LVA plus capture history * this/64 (0: off; 8 measured -2.2 +- 16.5 Elo in 1,612 games, undecided, docs/bench.md)"),
     Param("CorrectionDiv", 8, 2, 32, 1, "correction history: the three entries' sum / (4*this) centipawns"),
-    # the classic techniques of issue 13 (each used only when its switch is on)
+    # the classic techniques (docs/EXPERIMENTS.md; each used only when its switch is on)
     Param("MidDepth", 3, 2, 10, 1, "multi-iterative deepening: nodes without a TT move from this depth (plies)"),
     Param("MidStart", 1, 1, 4, 1, "multi-iterative deepening: depth of the first shallow iteration (plies)"),
     Param("OslDepth", 2, 1, 10, 1, "one-side-limited PVS: scouts of PV nodes from this depth (plies)"),

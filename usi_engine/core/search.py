@@ -8,7 +8,7 @@ Depth is counted in half plies (ONE_PLY = 2) so that checks can be extended by h
 as Yamashita's YSS does.  The search polls ctx.stop and the node limit every node and
 returns at once when told; the caller throws away an interrupted result.
 
-Four classic techniques are switches, off by default (issue 13, docs/EXPERIMENTS.md):
+Four classic techniques are switches, off by default (docs/EXPERIMENTS.md):
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
@@ -276,7 +276,7 @@ def _update_pv(ctx, ply, m):
     ctx.pv_len[ply] = end if end > ply + 1 else ply + 1
 
 
-# --- the classic techniques' helpers (issue 13) ------------------------------------------
+# --- the classic techniques' helpers ------------------------------------------------------
 @jit()
 def _mid_wanted(ctx, hit, d_plies):
     """Multi-iterative deepening: a node not found in the TT with enough depth left
