@@ -47,6 +47,7 @@ class Positions:
 
 def decode(records: np.ndarray) -> Positions:
     """Unpack PackedSfenValue records; ValueError names the first record that is bad."""
+    psv.check_records(records, "records")          # cshogi would crash on a bad one
     n = len(records)
     boards = np.zeros((n, NSQ), np.int8)
     hands = np.zeros((n, 2, 8), np.int8)
@@ -96,9 +97,19 @@ def shard_files(paths: list[str]) -> list[str]:
 
 
 def load_positions(files: list[str]) -> Positions:
-    """Decode every record of the files, in order."""
-    records = np.concatenate([psv.read_records(f) for f in files]) if files else np.zeros(0, psv.PSV_DTYPE)
+    """Decode every record of the files, in order; ValueError names a file that is empty,
+    truncated or holds something else than PackedSfenValue records."""
+    records = np.concatenate([read_shard(f) for f in files]) if files else np.zeros(0, psv.PSV_DTYPE)
     return decode(records)
+
+
+def read_shard(path: str) -> np.ndarray:
+    """The records of one shard, checked: ValueError names the file and the problem."""
+    records = psv.read_records(path)
+    if len(records) == 0:
+        raise ValueError(f"{path}: empty file, no PackedSfenValue record")
+    psv.check_records(records, path)
+    return records
 
 
 def feature_indices(feature_set: str, boards: np.ndarray, hands: np.ndarray,
