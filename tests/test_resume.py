@@ -7,6 +7,7 @@ engine as the teacher) and train_nnue (K+P on the fixture shards).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -124,18 +125,19 @@ def test_training_killed_resumes_to_the_same_network(tmp_path):
     assert not list(broken.rglob("*.tmp*"))
 
 
-def test_training_refuses_a_checkpoint_of_other_settings(tmp_path):
-    args = [DATA, "--epochs", 1, "--batch-size", 64, "--threads", 1, "--device", "cpu", "--no-progress",
-            "--out", tmp_path]
-    run_whole(script("train_nnue.py", *args))
+def test_training_refuses_a_checkpoint_of_other_settings(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("train_nnue_script", REPO / "scripts" / "train_nnue.py")
+    train_nnue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_nnue)
+    args = [str(DATA), "--epochs", "1", "--batch-size", "64", "--threads", "1", "--device", "cpu",
+            "--no-progress", "--out", str(tmp_path)]
+    assert train_nnue.main(args) == 0
     before = (tmp_path / "checkpoint.pt").read_bytes()
-    other = subprocess.run(script("train_nnue.py", *args, "--lr", "0.01"), cwd=REPO, capture_output=True,
-                           text=True, timeout=300)
-    assert other.returncode == 2
-    assert other.stderr.strip() == (f"train_nnue: {tmp_path / 'checkpoint.pt'} is from a run with other "
-                                    f"settings (lr): use another --out, --resume it explicitly, or "
-                                    f"--fresh to start over")
+    capsys.readouterr()
+    assert train_nnue.main(args + ["--lr", "0.01"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"train_nnue: {tmp_path / 'checkpoint.pt'} is from a run with other settings (lr): use "
+        f"another --out, --resume it explicitly, or --fresh to start over")
     assert (tmp_path / "checkpoint.pt").read_bytes() == before
-    fresh = subprocess.run(script("train_nnue.py", *args, "--lr", "0.01", "--fresh"), cwd=REPO,
-                           capture_output=True, text=True, timeout=300)
-    assert fresh.returncode == 0 and (tmp_path / "checkpoint.pt").read_bytes() != before
+    assert train_nnue.main(args + ["--lr", "0.01", "--fresh"]) == 0
+    assert (tmp_path / "checkpoint.pt").read_bytes() != before
