@@ -107,10 +107,6 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    if a.teacher:
-        problem = command_problem(shlex.split(a.teacher))
-        if problem is not None:
-            raise SystemExit(f"gensfen: --teacher: {problem}")
     play = PlayConfig(a.random_moves, a.random_max_ply, a.multipv, a.multipv_plies, a.multipv_margin,
                       a.opening_limit, a.write_min_ply, a.max_ply, a.eval_limit)
     return GenConfig(out=a.out, positions=a.positions, shard_size=a.shard_size, seed=a.seed,
@@ -125,6 +121,10 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
 def main(argv=None) -> int:
     args = parse_args(argv)
     cfg = config_from_args(args)
+    if cfg.teacher:
+        problem = command_problem(shlex.split(cfg.teacher))
+        if problem is not None:
+            raise SystemExit(f"gensfen: --teacher: {problem}")
     t0 = time.monotonic()
     try:
         summary = run(cfg, show_progress=not args.no_progress)

@@ -45,9 +45,10 @@ class Positions:
                          self.score[rows], self.result[rows])
 
 
-def decode(records: np.ndarray) -> Positions:
-    """Unpack PackedSfenValue records; ValueError names the first record that is bad."""
-    psv.check_records(records, "records")          # cshogi would crash on a bad one
+def decode(records: np.ndarray, source: str = "records") -> Positions:
+    """Unpack PackedSfenValue records; ValueError names `source` and the first record that
+    is bad."""
+    psv.check_records(records, source)             # cshogi would crash on a bad one
     n = len(records)
     boards = np.zeros((n, NSQ), np.int8)
     hands = np.zeros((n, 2, 8), np.int8)
@@ -58,7 +59,7 @@ def decode(records: np.ndarray) -> Positions:
         try:
             board.set_psfen(np.ascontiguousarray(records[i]["sfen"]))
         except RuntimeError as exc:
-            raise ValueError(f"record {i}: bad packed sfen ({exc})") from None
+            raise ValueError(f"{source}: record {i}: bad packed sfen ({exc})") from None
         boards[i] = board.pieces
         for color, counts in enumerate(board.pieces_in_hand):
             hands[i, color, types] = counts
@@ -99,8 +100,9 @@ def shard_files(paths: list[str]) -> list[str]:
 def load_positions(files: list[str]) -> Positions:
     """Decode every record of the files, in order; ValueError names a file that is empty,
     truncated or holds something else than PackedSfenValue records."""
-    records = np.concatenate([read_shard(f) for f in files]) if files else np.zeros(0, psv.PSV_DTYPE)
-    return decode(records)
+    parts = [decode(read_shard(f), f) for f in files] or [decode(np.zeros(0, psv.PSV_DTYPE))]
+    return Positions(*(np.concatenate([getattr(p, name) for p in parts])
+                       for name in ("boards", "hands", "side", "score", "result")))
 
 
 def read_shard(path: str) -> np.ndarray:

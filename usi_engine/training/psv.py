@@ -43,7 +43,10 @@ def pack_sfen(sfen: str) -> np.ndarray:
 # side to move (1 bit), the two kings' squares (7 bits each), then each other square: empty
 # 0, pawn 01, lance 0011, knight 1011, silver 0111, gold 01111, bishop 011111, rook 111111
 # (the bits as read, first bit first), followed by a promotion bit (not for gold) and a colour
-# bit; then pieces in hand, the same code without its first bit, until bit 256.
+# bit; then pieces in hand, the same code without its first bit, until bit 256.  A piece
+# that is neither on the board nor in a hand (a problem's position) is written as a piece in
+# hand marked promoted, "in the box"; a gold, which has no promotion bit, as a promoted
+# silver with the colour bit set.
 PACKED_BITS = 256
 _PAWN, _LANCE, _KNIGHT, _SILVER, _GOLD, _BISHOP, _ROOK = range(1, 8)
 # how many of each piece type the 40 pieces hold (kings apart)
@@ -97,8 +100,8 @@ def _piece_type(reader: _BitReader, active: np.ndarray, in_hand: bool) -> np.nda
 
 def packed_sfen_errors(packed: np.ndarray) -> list[str | None]:
     """For each packed SFEN (uint8[N, 32]), why it is not a position the format can hold
-    (None when it is): a king off the board, more pieces of a type than shogi has, a piece
-    in hand marked promoted, or codes that do not end exactly at bit 256."""
+    (None when it is): a king off the board, more pieces of a type than shogi has, or codes
+    that do not end exactly at bit 256."""
     reader = _BitReader(packed)
     n = len(reader.cursor)
     errors: list[str | None] = [None] * n
@@ -113,24 +116,22 @@ def packed_sfen_errors(packed: np.ndarray) -> list[str | None]:
         reader.read(piece & (kind != _GOLD))             # promoted
         reader.read(piece)                               # colour
         np.add.at(counts, (np.flatnonzero(piece), kind[piece]), 1)
-    promoted_in_hand = np.zeros(n, bool)
     for _ in range(int(_MOST.sum())):
         active = reader.cursor < PACKED_BITS
         if not active.any():
             break
         kind = _piece_type(reader, active, in_hand=True)
-        promoted_in_hand |= reader.read(active & (kind != _GOLD)).astype(bool)
-        reader.read(active)                              # colour
+        in_box = reader.read(active & (kind != _GOLD)).astype(bool)
+        white = reader.read(active).astype(bool)          # colour
+        kind[in_box & white & (kind == _SILVER)] = _GOLD  # a gold in the box
         np.add.at(counts, (np.flatnonzero(active), kind[active]), 1)
     too_many = (counts > _MOST).any(axis=1)
     for i in np.flatnonzero((kings >= 81).any(axis=1) | (kings[:, 0] == kings[:, 1]) | too_many
-                            | promoted_in_hand | (reader.cursor != PACKED_BITS)):
+                            | (reader.cursor != PACKED_BITS)):
         if kings[i].max() >= 81 or kings[i, 0] == kings[i, 1]:
             errors[i] = f"king squares {kings[i, 0]} and {kings[i, 1]} (0-80, distinct)"
         elif too_many[i]:
             errors[i] = f"more pieces than shogi has ({counts[i, 1:].tolist()} of P L N S G B R)"
-        elif promoted_in_hand[i]:
-            errors[i] = "a piece in hand marked promoted"
         else:
             errors[i] = f"the codes end at bit {reader.cursor[i]}, not {PACKED_BITS}"
     return errors
