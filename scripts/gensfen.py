@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 
@@ -27,19 +28,38 @@ from usi_engine.cluster import ClusterError  # noqa: E402
 from usi_engine.training.gensfen import GenConfig, run, format_summary  # noqa: E402
 from usi_engine.training.selfplay import PlayConfig  # noqa: E402
 from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
-from usi_engine.position import START_SFEN  # noqa: E402
+from usi_engine.match.cli import command_problem  # noqa: E402
+from usi_engine.options import ascii_clean  # noqa: E402
+from usi_engine.position import Position, START_SFEN  # noqa: E402
 
 
 def read_openings(path: str) -> tuple[str, ...]:
-    """SFEN lines ('startpos' allowed, '#' comments) of an opening file."""
+    """SFEN lines ('startpos' allowed, '#' comments) of an opening file.  A file that is
+    missing, not text, empty, or holds a line that is not a legal position stops the run
+    before anything is written, with one line naming the file (and the line)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise SystemExit(f"gensfen: {path}: {exc.strerror or exc}") from None
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise SystemExit(f"gensfen: {path}: not a text file of SFEN lines (not UTF-8)") from None
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            text = line.split("#", 1)[0].strip()
-            if text:
-                out.append(START_SFEN if text == "startpos" else text.removeprefix("sfen "))
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        sfen = START_SFEN if text == "startpos" else text.removeprefix("sfen ")
+        try:
+            Position(sfen)
+        except ValueError as exc:
+            raise SystemExit(f"gensfen: {path}: line {number}: not a position "
+                             f"({ascii_clean(exc, 120)}): {ascii_clean(text, 60)}") from None
+        out.append(sfen)
     if not out:
-        raise SystemExit(f"{path}: no opening position in the file")
+        raise SystemExit(f"gensfen: {path}: no opening position in the file")
     return tuple(out)
 
 
@@ -102,6 +122,10 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
 def main(argv=None) -> int:
     args = parse_args(argv)
     cfg = config_from_args(args)
+    if cfg.teacher:
+        problem = command_problem(shlex.split(cfg.teacher))
+        if problem is not None:
+            raise SystemExit(f"gensfen: --teacher: {problem}")
     t0 = time.monotonic()
     try:
         summary = run(cfg, show_progress=not args.no_progress)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 
@@ -48,6 +49,12 @@ def main(argv=None) -> int:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:
         p.error(str(exc))
+    if a.teacher and not a.compare:
+        from usi_engine.match.cli import command_problem
+        problem = command_problem(shlex.split(a.teacher))
+        if problem is not None:
+            print(f"rescore: --teacher: {problem}", file=sys.stderr)
+            return 2
     try:
         cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher or "", a.teacher_go,
                             options, a.every, a.eval_limit, a.seed, a.workers, a.minutes)

@@ -3,7 +3,8 @@
 
     python scripts/train_nnue.py data/gen1 --out nets/kp1                  # K+P 256x2-32-32, CPU
     python scripts/train_nnue.py data/gen1 --out nets/hkp --arch halfkp_256x2-32-32 --device cuda
-    python scripts/train_nnue.py data/gen1 --out nets/kp1 --epochs 20 --resume nets/kp1/checkpoint.pt
+    python scripts/train_nnue.py data/gen1 --out nets/kp1 --epochs 20   # again: goes on from
+                                                      # nets/kp1/checkpoint.pt (epochs 11-20)
     python scripts/train_nnue.py data/gen2 --out nets/kp2 --init nets/kp1/nn.bin   # next round
 
 The last shard is held out for validation unless --val names files or folders.  Outputs:
@@ -55,7 +56,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--device", default=d.device, help="auto (CUDA when present), cpu, cuda")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
-    p.add_argument("--resume", default=None, help="go on from a checkpoint.pt")
+    p.add_argument("--resume", default="auto",
+                   help="go on from a checkpoint.pt (default: the --out folder's own, when it "
+                        "was made by the same settings and data; a run killed midway goes on)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over even if the --out folder holds a checkpoint")
     p.add_argument("--init", default=None, help="start from the weights of an nn.bin")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
@@ -72,7 +77,7 @@ def main(argv=None) -> int:
                       factorized=a.factorize, mirror=a.mirror,
                       epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, lr_decay=a.lr_decay,
                       lam=a.lam, scale=a.scale, score_limit=a.score_limit, score_factor=a.score_factor, seed=a.seed,
-                      device=a.device, resume=a.resume, init=a.init)
+                      device=a.device, resume=None if a.fresh else a.resume, init=a.init)
     t0 = time.monotonic()
     try:
         summary = train(cfg, show_progress=not a.no_progress)

@@ -35,6 +35,8 @@ class Backend:
         self._eval_key = None                # (EvalDir, FV_SCALE) now in use; None: not loaded
         self._mate_warm = threading.Event()  # set when the mate solver is compiled (or failed)
         self._mate_thread: threading.Thread | None = None
+        self._machine: tuple[int | None, int] | None = None   # (memory MB, cores): limits.py
+        self._last_request: tuple[int, int, int] | None = None
 
     # ------------------------------------------------------------------ imports
     def position_cls(self):
@@ -132,22 +134,47 @@ class Backend:
         return self._mate_warm.wait(timeout)
 
     def configure(self, force: bool = False) -> None:
-        """Pass the options to the Searcher and the mate solver (only what changed)."""
+        """Pass the options to the Searcher and the mate solver (only what changed); tables
+        and threads beyond what the machine has are reduced to fit (limits.py)."""
         opts = self.options
+        hash_mb, mate_mb, threads = self._fitted(int(opts["USI_Hash"]), int(opts["MateHash"]),
+                                                 int(opts["Threads"]))
         switches = {k: v for k, v in opts.switches().items() if k in self._known_switches}
-        key = (int(opts["USI_Hash"]), int(opts["Threads"]), int(opts["DrawValue"]),
+        key = (hash_mb, threads, int(opts["DrawValue"]),
                tuple(sorted(switches.items())), int(opts["MaxMovesToDraw"]),
                tuple(opts.search_params()))
         if force or key != self._config_key:
-            self.searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
-                                    switches=dict(key[3]), max_game_ply=key[4],
-                                    search_params=list(key[5]))
+            try:
+                self.searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
+                                        switches=dict(key[3]), max_game_ply=key[4],
+                                        search_params=list(key[5]))
+            except MemoryError:         # the machine is short of memory now: keep the old table
+                self.out.info(f"USI_Hash {key[0]} MB: out of memory, keeping the table in use")
+                self.searcher.configure(threads=key[1], draw_value=key[2], switches=dict(key[3]),
+                                        max_game_ply=key[4], search_params=list(key[5]))
             self._config_key = key
-        mate_mb = int(opts["MateHash"])
         if force or mate_mb != self._mate_mb:
             from .tsume import default_solver
-            default_solver(mate_mb)
+            try:
+                default_solver(mate_mb)
+            except MemoryError:
+                self.out.info(f"MateHash {mate_mb} MB: out of memory, keeping the table in use")
             self._mate_mb = mate_mb
+
+    def _fitted(self, hash_mb: int, mate_mb: int, threads: int) -> tuple[int, int, int]:
+        """The option values the machine can hold; an info string once per request cut."""
+        from . import limits
+        if self._machine is None:       # measured once, before the tables grow
+            self._machine = (limits.memory_mb(), limits.cores())
+        memory, cores = self._machine
+        hash_mb, mate_mb, notes = limits.fit_tables(hash_mb, mate_mb, memory)
+        threads, more = limits.fit_threads(threads, cores)
+        request = (int(self.options["USI_Hash"]), int(self.options["MateHash"]), int(self.options["Threads"]))
+        if request != self._last_request:
+            self._last_request = request
+            for note in notes + more:
+                self.out.info(note)
+        return hash_mb, mate_mb, threads
 
     def load_evaluation(self) -> None:
         """EvalDir / FV_SCALE changed: load the network; a bad file is reported and the

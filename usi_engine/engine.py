@@ -133,8 +133,14 @@ class Engine:
             return SearchJob(params, pos, stop_array, _mate_budget(params, settings), 1), self._run_mate
         relayed, self._ponder_stopped = self._ponder_stopped, False
         budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings, relayed)
-        job = SearchJob(params, pos, stop_array, budget, int(self.options["MultiPV"]))
-        job.root_moves = self._root_moves(pos, params.searchmoves)
+        root_moves = self._root_moves(pos, params.searchmoves)
+        multipv = int(self.options["MultiPV"])
+        if multipv > len(root_moves) > 0:       # as many lines as there are moves to show
+            self.out.info(f"MultiPV {multipv}: showing {len(root_moves)}, one line per move "
+                          "to choose from")
+            multipv = len(root_moves)
+        job = SearchJob(params, pos, stop_array, budget, multipv)
+        job.root_moves = root_moves
         return job, self._run_search
 
     def _root_moves(self, pos, searchmoves: list[str] | None) -> list[str]:

@@ -213,6 +213,10 @@ def _read_kif(lines: list[str], rec: Record) -> None:
             rec.errors.append(RecordError(no, s, f"move number {m.group(1)}, expected {first + pos.ply()}"))
             break
         body = re.sub(r"同[ 　]*", "同　", raw.rstrip().rstrip("+"))
+        if "同" in body and last_to is None:
+            rec.errors.append(RecordError(no, s, f"move {pos.ply() + 1} says 同 (same square) "
+                                                 "but no move precedes it"))
+            break
         usi, new_to, special = shogi.KIF.Parser.parse_move_str(body, last_to)
         if special:
             rec.result = _KIF_TO_CSA.get(special)
@@ -279,7 +283,7 @@ def _read_csa(lines: list[str], rec: Record) -> None:
                 continue
             if s[0] == "P" and pos is None:
                 # a board rank is 9 cells of 3 characters: editors strip the last blank
-                position_lines.append(s.ljust(29) if s[1] in "123456789" else s)
+                position_lines.append(s.ljust(29) if s[1:2] in tuple("123456789") else s)
             elif s in ("+", "-") and pos is None:
                 try:
                     p = shogi.CSA.Parser.parse_position(position_lines)

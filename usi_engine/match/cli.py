@@ -8,13 +8,14 @@ import datetime as dt
 import json
 import os
 import shlex
+import shutil
 import signal
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
 from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
-                     load_openings, random_openings, run_match, unique_names)
+                     parse_opening_line, random_openings, run_match, unique_names)
 from .stats import Sprt, parse_pentanomial
 
 TC_KEYS = {"time": "time_ms", "inc": "inc_ms", "byoyomi": "byoyomi_ms", "nodes": "nodes", "depth": "depth"}
@@ -211,7 +212,15 @@ def merged_settings(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict
     settings: dict[str, Any] = dict(DEFAULTS)
     engines: list[dict[str, Any]] = []
     if args.config:
-        file_settings, engines = load_config(args.config)
+        try:
+            file_settings, engines = load_config(args.config)
+        except OSError as exc:
+            raise ValueError(f"{args.config}: {exc.strerror or exc}") from None
+        except (ValueError, configparser.Error) as exc:     # JSON, INI or UTF-8 errors
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"{args.config}: not a match config ({first[:200]})") from None
+        if not file_settings and not engines:
+            raise ValueError(f"{args.config}: empty config (no settings, no engine)")
         settings.update(file_settings)
     settings.update({k: v for k, v in vars(args).items()
                      if v is not None and k not in ("engine", "config")})
@@ -237,10 +246,55 @@ def make_sprt(values: Optional[Sequence[float]], prior: Any = None) -> Optional[
     return Sprt(*values, prior=parse_pentanomial(str(prior)))
 
 
+def read_openings(path: str) -> list[Opening]:
+    """The openings of a file, one per line; ValueError names the file (and the line) that
+    is missing, not text, empty, or holds something else than openings."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file of openings (not UTF-8)") from None
+    openings = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            opening = parse_opening_line(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}: line {number}: {str(exc)[:200]}") from None
+        if opening is not None:
+            openings.append(opening)
+    if not openings:
+        raise ValueError(f"{path}: no openings in the file")
+    return openings
+
+
+def command_problem(cmd: Sequence[str], cwd: Optional[str] = None) -> Optional[str]:
+    """Why an engine command cannot start here (None when it can): its program is missing,
+    not executable, or not on PATH; or its working directory is missing."""
+    if not cmd:
+        return "empty engine command"
+    if cwd and not os.path.isdir(cwd):
+        return f"{cwd}: no such working directory"
+    program = cmd[0]
+    if os.path.dirname(program):
+        path = program if os.path.isabs(program) or not cwd else os.path.join(cwd, program)
+        if not os.path.isfile(path):
+            return f"{program}: no such file"
+        if not os.access(path, os.X_OK):
+            return f"{program}: not executable"
+        return None
+    if shutil.which(program) is None:
+        return f"{program}: command not found"
+    return None
+
+
 def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     needed = max(1, (int(settings["games"]) + 1) // 2)
     if settings.get("openings"):
-        return load_openings(str(settings["openings"]))
+        return read_openings(str(settings["openings"]))
     if settings.get("random_openings"):
         return random_openings(needed, int(settings["random_openings"]), settings.get("seed"))
     return [Opening()]
@@ -333,7 +387,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         config, quiet = build_config(args)
     except (ValueError, OSError) as exc:
-        parser.error(str(exc))
+        parser.exit(2, f"match.py: error: {exc}\n")     # one line, nothing written
+    if not config.ray_address:           # on a cluster the engines start on other machines
+        for spec in config.engines:
+            problem = command_problem(spec.cmd, spec.cwd)
+            if problem is not None:
+                parser.exit(2, f"match.py: error: engine {spec.name}: {problem}\n")
     print(describe(config), flush=True)
     # Ctrl-C (and SIGTERM) stop the match but keep the finished games; install the
     # handler explicitly, a shell may have started us with SIGINT ignored.

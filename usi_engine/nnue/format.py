@@ -20,6 +20,7 @@ for the first layer: same parameters, same hash, both are read.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,8 +257,12 @@ def network_bytes(net: Network) -> bytes:
 
 
 def write_network(net: Network, path: str | Path) -> None:
-    """Write `net` as an nn.bin file YaneuraOu reads."""
-    Path(path).write_bytes(network_bytes(net))
+    """Write `net` as an nn.bin file YaneuraOu reads.  The bytes go to a temporary name
+    first: a writer killed midway leaves the previous file whole, never a torn one."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(network_bytes(net))
+    os.replace(tmp, path)
 
 
 def random_network(feature_set: str = "HalfKP(Friend)", seed: int = 0, half: int = 256,

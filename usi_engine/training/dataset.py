@@ -45,8 +45,10 @@ class Positions:
                          self.score[rows], self.result[rows])
 
 
-def decode(records: np.ndarray) -> Positions:
-    """Unpack PackedSfenValue records; ValueError names the first record that is bad."""
+def decode(records: np.ndarray, source: str = "records") -> Positions:
+    """Unpack PackedSfenValue records; ValueError names `source` and the first record that
+    is bad."""
+    psv.check_records(records, source)             # cshogi would crash on a bad one
     n = len(records)
     boards = np.zeros((n, NSQ), np.int8)
     hands = np.zeros((n, 2, 8), np.int8)
@@ -57,7 +59,7 @@ def decode(records: np.ndarray) -> Positions:
         try:
             board.set_psfen(np.ascontiguousarray(records[i]["sfen"]))
         except RuntimeError as exc:
-            raise ValueError(f"record {i}: bad packed sfen ({exc})") from None
+            raise ValueError(f"{source}: record {i}: bad packed sfen ({exc})") from None
         boards[i] = board.pieces
         for color, counts in enumerate(board.pieces_in_hand):
             hands[i, color, types] = counts
@@ -96,9 +98,20 @@ def shard_files(paths: list[str]) -> list[str]:
 
 
 def load_positions(files: list[str]) -> Positions:
-    """Decode every record of the files, in order."""
-    records = np.concatenate([psv.read_records(f) for f in files]) if files else np.zeros(0, psv.PSV_DTYPE)
-    return decode(records)
+    """Decode every record of the files, in order; ValueError names a file that is empty,
+    truncated or holds something else than PackedSfenValue records."""
+    parts = [decode(read_shard(f), f) for f in files] or [decode(np.zeros(0, psv.PSV_DTYPE))]
+    return Positions(*(np.concatenate([getattr(p, name) for p in parts])
+                       for name in ("boards", "hands", "side", "score", "result")))
+
+
+def read_shard(path: str) -> np.ndarray:
+    """The records of one shard, checked: ValueError names the file and the problem."""
+    records = psv.read_records(path)
+    if len(records) == 0:
+        raise ValueError(f"{path}: empty file, no PackedSfenValue record")
+    psv.check_records(records, path)
+    return records
 
 
 def feature_indices(feature_set: str, boards: np.ndarray, hands: np.ndarray,

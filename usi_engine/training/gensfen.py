@@ -17,6 +17,7 @@ import multiprocessing.util
 import os
 import queue as queue_mod
 import random
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -170,9 +171,20 @@ def prepare_folder(cfg: GenConfig) -> None:
     os.replace(path + ".tmp", path)
 
 
+def remove_temporaries(folder: str, prefix: str) -> list[str]:
+    """Delete the temporary files a killed run left (``<prefix>NNNNN.<ext>.tmp...``, the
+    names files are written under before their rename); the names removed."""
+    stale = [name for name in os.listdir(folder)
+             if re.match(rf"^{re.escape(prefix)}\d+\.\w+\.tmp", name)]
+    for name in stale:
+        os.remove(os.path.join(folder, name))
+    return stale
+
+
 def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     """Make every missing shard; returns the summary of the whole folder."""
     prepare_folder(cfg)
+    remove_temporaries(cfg.out, "shard_")
     todo = [i for i in range(cfg.shard_count()) if not shard_done(cfg, i)]
     deadline = time.time() + cfg.max_seconds if cfg.max_seconds else None
     t0 = time.monotonic()
@@ -198,8 +210,10 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     summary = summarize(cfg)
     summary["this_run"] = {"shards_made": made, "seconds": round(time.monotonic() - t0, 1),
                            "workers": cfg.workers}
-    with open(os.path.join(cfg.out, "summary.json"), "w", encoding="utf-8") as fh:
+    path = os.path.join(cfg.out, "summary.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
     return summary
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import psv
+from .dataset import read_shard
+from .gensfen import remove_temporaries
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,10 @@ def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
     from .progress import progress_bar
     if cfg.every < 1:
         raise ValueError(f"every must be at least 1, got {cfg.every}")
+    for path in cfg.inputs:                 # refuse a bad input before anything is written
+        read_shard(path)
     os.makedirs(cfg.out, exist_ok=True)
+    remove_temporaries(cfg.out, "rescore_")    # what a killed run was writing
     deadline = time.time() + 60.0 * cfg.minutes if cfg.minutes else None
     todo = list(range(len(cfg.inputs)))
     done: list[dict] = []

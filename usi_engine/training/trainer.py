@@ -8,7 +8,9 @@ search's scores only, lam = 0 the game results only.
 The output folder holds ``nn.bin`` (the latest epoch, for ``EvalDir``), ``best/nn.bin``
 (the epoch of the lowest validation loss), ``checkpoint.pt``
 (model, optimiser and history: ``--resume`` goes on from it), ``history.json`` and
-``loss.png``.
+``loss.png``.  Every file is written under a temporary name and renamed: a run killed at any
+moment leaves the last finished epoch's files whole, and the same command run again
+(``resume="auto"``) goes on from that epoch, equal to a run never stopped.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ class TrainConfig:
     score_factor: float = 1.0            # scores times this first: a teacher's centipawns in ours
     seed: int = 1
     device: str = "auto"                 # auto: CUDA when present, else CPU
-    resume: str | None = None            # a checkpoint.pt to go on from
+    resume: str | None = None            # a checkpoint.pt to go on from; "auto": out's own, if any
     init: str | None = None              # an nn.bin to start from
 
 
@@ -124,14 +126,16 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     """Run the training; returns the history (one entry per epoch)."""
     device = pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
-    os.makedirs(cfg.out, exist_ok=True)
     train_files, val_files = split_files(cfg)
+    resume = find_checkpoint(cfg, train_files + val_files) if cfg.resume == "auto" else cfg.resume
+    ckpt = load_checkpoint(resume, device) if resume else None
     t0 = time.monotonic()
     train_pos, val_pos = load_split(train_files, cfg), load_split(val_files, cfg)
     if cfg.mirror:
         train_pos = ds.with_mirrors(train_pos)      # validation stays as played
     if len(train_pos) == 0 or len(val_pos) == 0:
         raise ValueError("no training or no validation position left after the score limit")
+    os.makedirs(cfg.out, exist_ok=True)            # only once the data is known to be good
     train_t = to_tensors(train_pos, cfg.feature_set, device)
     val_t = to_tensors(val_pos, cfg.feature_set, device)
     log(f"data: {len(train_t)} training positions from {len(train_files)} files, {len(val_t)} "
@@ -150,10 +154,10 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=cfg.lr_decay)
     history: list[dict] = []
     first_epoch = 0
-    if cfg.resume:
-        ckpt = torch.load(cfg.resume, map_location=device, weights_only=False)
+    if ckpt is not None:
+        log(f"resuming from {resume} (epoch {ckpt['epoch']} done)")
         if ckpt["model_config"] != model.config():
-            raise ValueError(f"{cfg.resume} holds a {ckpt['model_config']} model, not {model.config()}")
+            raise ValueError(f"{resume} holds a {ckpt['model_config']} model, not {model.config()}")
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         sched.load_state_dict(ckpt["scheduler"])
@@ -191,24 +195,72 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         export(model, os.path.join(cfg.out, "nn.bin"))
         if entry["val_loss"] <= min(h["val_loss"] for h in history[1:]):
             export(model, os.path.join(cfg.out, "best", "nn.bin"))
-        _save(cfg, model, opt, sched, history, epoch)
+        _save(cfg, model, opt, sched, history, epoch, train_files + val_files)
     if first_epoch >= cfg.epochs:
         export(model, os.path.join(cfg.out, "nn.bin"))
     summary = {"config": asdict(cfg), "model": model.config(), "train_positions": len(train_t),
                "val_positions": len(val_t), "train_files": train_files, "val_files": val_files,
                "device": str(device), "history": history,
                "seconds": round(time.monotonic() - t0, 1)}
-    with open(os.path.join(cfg.out, "history.json"), "w", encoding="utf-8") as fh:
+    path = os.path.join(cfg.out, "history.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1)
+    os.replace(path + ".tmp", path)
     plot_history(history, os.path.join(cfg.out, "loss.png"), model.config())
     return summary
 
 
-def _save(cfg, model, opt, sched, history, epoch) -> None:
-    path = os.path.join(cfg.out, "checkpoint.pt")
+# --- checkpoints: written whole (a temporary name, then a rename), so that a run killed at
+# any moment goes on from its last finished epoch -----------------------------------------
+CHECKPOINT = "checkpoint.pt"
+# settings a resumed run may change: how long it trains, where, and how it was started
+_FREE_SETTINGS = ("epochs", "device", "resume")
+
+
+def data_identity(files: list[str]) -> list[list]:
+    """The data files as a checkpoint records them: name and size (records are appended only
+    by whole shards, so a changed folder shows in this list)."""
+    return [[os.path.abspath(f), os.path.getsize(f)] for f in files]
+
+
+def load_checkpoint(path: str, device: torch.device | str = "cpu") -> dict:
+    """A checkpoint.pt; ValueError names the file when it is missing or not a checkpoint."""
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=False)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such checkpoint") from None
+    except Exception as exc:        # torch/pickle raise many types on a foreign file
+        raise ValueError(f"{path}: not a training checkpoint ({type(exc).__name__}: "
+                         f"{str(exc)[:120]})") from None
+    if not isinstance(ckpt, dict) or not {"model", "optimizer", "epoch"} <= set(ckpt):
+        raise ValueError(f"{path}: not a training checkpoint (no model, optimizer, epoch)")
+    return ckpt
+
+
+def find_checkpoint(cfg: TrainConfig, files: list[str]) -> str | None:
+    """`resume="auto"`: the output folder's checkpoint when it was made by this run (same
+    settings but the epochs, same data files), None when there is none; ValueError when it
+    belongs to another run, rather than train over it."""
+    path = os.path.join(cfg.out, CHECKPOINT)
+    if not os.path.exists(path):
+        return None
+    ckpt = load_checkpoint(path)
+    old = {k: v for k, v in dict(ckpt.get("train_config") or {}).items() if k not in _FREE_SETTINGS}
+    new = {k: v for k, v in asdict(cfg).items() if k not in _FREE_SETTINGS}
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if ckpt.get("data_files") != data_identity(files):
+        diff.append("data files")
+    if diff:
+        raise ValueError(f"{path} is from a run with other settings ({', '.join(diff)}): "
+                         f"use another --out, --resume it explicitly, or --fresh to start over")
+    return path
+
+
+def _save(cfg, model, opt, sched, history, epoch, files) -> None:
+    path = os.path.join(cfg.out, CHECKPOINT)
     torch.save({"model": model.state_dict(), "model_config": model.config(), "optimizer": opt.state_dict(),
                 "scheduler": sched.state_dict(), "history": history, "epoch": epoch,
-                "train_config": asdict(cfg)}, path + ".tmp")
+                "train_config": asdict(cfg), "data_files": data_identity(files)}, path + ".tmp")
     os.replace(path + ".tmp", path)
 
 
@@ -227,8 +279,9 @@ def plot_history(history: list[dict], path: str, model_config: dict) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path + ".tmp", format="png")
     plt.close(fig)
+    os.replace(path + ".tmp", path)
 
 
 __all__ = ["TrainConfig", "train", "loss_fn", "target", "plot_history"]
