@@ -245,6 +245,10 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_makebook::test_records_counts_moves_with_min_count_and_winners": ("slow",),
     "test_book::test_engine_plays_the_book_move_at_once": ("slow", "subprocess"),
     "test_book::test_consider_book_move_count": ("slow",),
+    "test_fuzz_usi": ("subprocess",),
+    "test_limits": ("subprocess",),
+    "test_refusals::test_exit_status": ("subprocess",),
+    "test_resume": ("slow", "subprocess", "torch"),
 }
 
 
