@@ -82,12 +82,25 @@ def _progress(total: int, quiet: bool):
     return tqdm(total=total, unit="pos", dynamic_ncols=True)
 
 
+SHOWN_ERRORS = 5      # bad lines reported one by one; the rest are counted
+
+
 def _open_book(path: Path):
+    """The book at `path`, its bad lines reported (ASCII, the first few); ValueError when
+    nothing in the file is a book entry, so that no command writes a book from it."""
+    from ..options import ascii_clean
     from .book import Book
     book = Book.open(path, ignore_ply=True)
     book.flipped = False
-    for err in book.errors:
-        _warn(str(err))
+    if len(book) == 0:              # one line for a file that is no book at all
+        headerless = any(e.line == 1 and "header" in e.message for e in book.errors)
+        why = "no .db header and no position" if headerless else "no position read"
+        raise ValueError(f"{path}: not a .db book ({why}, {len(book.errors)} bad lines): "
+                         "nothing written")
+    for err in book.errors[:SHOWN_ERRORS]:
+        _warn(ascii_clean(str(err), 200))
+    if len(book.errors) > SHOWN_ERRORS:
+        _warn(f"{path}: {len(book.errors) - SHOWN_ERRORS} more bad lines")
     return book
 
 
@@ -99,7 +112,8 @@ def cmd_records(args) -> int:
     for note in stats.skipped:
         _warn(note)
     if len(book) == 0:
-        _warn(f"no position from {stats.games} game(s): nothing written")
+        named = ", ".join(args.records[:3]) + (", ..." if len(args.records) > 3 else "")
+        _warn(f"no position from {stats.games} game(s) in {named}: nothing written")
         return 1
     written = book.write(args.out)
     _say(args, f"{args.out}: {written} positions from {stats.games} games")
@@ -165,6 +179,9 @@ def cmd_propagate(args) -> int:
         book = _open_book(Path(args.book))
     except OSError as exc:
         _warn(f"{args.book}: {exc.strerror or exc}")
+        return 2
+    except ValueError as exc:
+        _warn(str(exc))
         return 2
     result_book, result, illegal = propagate_book(book)
     for text in illegal:
