@@ -34,6 +34,7 @@ TOOLS = (
     ("match.py", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
     ("tune.py", "SPSA tuning of the search's constants by game pairs, local or on Ray"),
     ("soak.py", "many short games, then an audit of every USI exchange"),
+    ("fuzz.py", "the fuzz tests with a long budget: cases tried and failures per reader"),
     ("clock_use.py", "how much of its clock each engine used, from a match's logs"),
     ("score_gap.py", "how a match was lost: score collapses and disagreements"),
     ("make_openings.py", "a suite of balanced openings for matches, judged by any USI engine"),
