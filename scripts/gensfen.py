@@ -31,6 +31,7 @@ from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
 from usi_engine.match.cli import command_problem  # noqa: E402
 from usi_engine.options import ascii_clean  # noqa: E402
 from usi_engine.position import Position, START_SFEN  # noqa: E402
+from usi_engine.textfile import read_text_lines  # noqa: E402
 
 
 def read_openings(path: str) -> tuple[str, ...]:
@@ -38,14 +39,9 @@ def read_openings(path: str) -> tuple[str, ...]:
     missing, not text, empty, or holds a line that is not a legal position stops the run
     before anything is written, with one line naming the file (and the line)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise SystemExit(f"gensfen: {path}: {exc.strerror or exc}") from None
-    try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise SystemExit(f"gensfen: {path}: not a text file of SFEN lines (not UTF-8)") from None
+        lines = read_text_lines(path, "SFEN lines")
+    except ValueError as exc:
+        raise SystemExit(f"gensfen: {exc}") from None
     out = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()

@@ -74,32 +74,26 @@ def test_packed_sfen_check_keeps_cshogi_safe(packed):
         board.sfen()
 
 
+
+def _packed_after_random_moves(board, rng, most: int) -> np.ndarray:
+    """`board` after up to `most` random legal moves, as one packed SFEN (cshogi's own)."""
+    for _ in range(rng.randrange(0, most)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    out = np.zeros((1, 32), np.uint8)
+    board.to_psfen(out[0])
+    return out
+
 def test_check_accepts_every_position_cshogi_packs():
     """The check reads the format as cshogi writes it: random playouts (promotions, many
     pieces in hand) and the shipped shards all pass."""
     rng = random.Random(7)
     packed = [ds.read_shard(str(f))["sfen"] for f in sorted(DATA.glob("*.bin"))]
-    for _ in range(200):
-        board = cshogi.Board()
-        for _ in range(rng.randrange(0, 250)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        out = np.zeros((1, 32), np.uint8)
-        board.to_psfen(out[0])
-        packed.append(out)
-    for sfen in PIECES_IN_THE_BOX:
-        for _ in range(20):
-            board = cshogi.Board(sfen)
-            for _ in range(rng.randrange(0, 30)):
-                moves = list(board.legal_moves)
-                if not moves:
-                    break
-                board.push(rng.choice(moves))
-            out = np.zeros((1, 32), np.uint8)
-            board.to_psfen(out[0])
-            packed.append(out)
+    packed += [_packed_after_random_moves(cshogi.Board(), rng, 250) for _ in range(200)]
+    packed += [_packed_after_random_moves(cshogi.Board(sfen), rng, 30)
+               for sfen in PIECES_IN_THE_BOX for _ in range(20)]
     errors = psv.packed_sfen_errors(np.concatenate(packed))
     assert errors.count(None) == len(errors) >= 900
 

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
+from ..textfile import read_text_lines
 from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
                      parse_opening_line, random_openings, run_match, unique_names)
 from .stats import Sprt, parse_pentanomial
@@ -249,17 +250,8 @@ def make_sprt(values: Optional[Sequence[float]], prior: Any = None) -> Optional[
 def read_openings(path: str) -> list[Opening]:
     """The openings of a file, one per line; ValueError names the file (and the line) that
     is missing, not text, empty, or holds something else than openings."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text file of openings (not UTF-8)") from None
     openings = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(read_text_lines(path, "openings"), 1):
         try:
             opening = parse_opening_line(line)
         except ValueError as exc:
