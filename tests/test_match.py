@@ -19,7 +19,8 @@ from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
 from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, MatchResult, Opening, TimeControl, load_openings,
                                      material_balance, parse_opening_line, random_openings,
-                                     run_match, schedule)
+                                     schedule)
+from usi_engine.match.play import run_match
 from usi_engine.match.stats import Sprt
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

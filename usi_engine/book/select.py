@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .format import BookMove
 from .sfen import book_key
 
-if TYPE_CHECKING:
-    from .book import Book
+
+class MovesOfPositions(Protocol):
+    """What choosing needs of a book: its moves in a position (``Book.moves``)."""
+
+    def moves(self, position) -> list[BookMove]: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def _position(position):
     return as_position(position).copy()
 
 
-def legal_moves(book: "Book", pos, notes: list[str] | None = None) -> list[BookMove]:
+def legal_moves(book: MovesOfPositions, pos, notes: list[str] | None = None) -> list[BookMove]:
     """The book's moves for `pos` that are legal there (illegal ones named in `notes`)."""
     found = book.moves(pos.sfen())
     if not found:
@@ -82,7 +85,7 @@ def legal_moves(book: "Book", pos, notes: list[str] | None = None) -> list[BookM
     return kept
 
 
-def choose(book: "Book", position, settings: BookSettings, rng=None,
+def choose(book: MovesOfPositions, position, settings: BookSettings, rng=None,
            notes: list[str] | None = None) -> BookChoice | None:
     """The book move for `position` (a Position or SFEN text), or None; why moves were
     dropped goes to `notes` (the engine prints them as `info string`)."""
@@ -126,7 +129,7 @@ def _pick(moves: list[BookMove], by_count: bool, rng) -> BookMove:
     return rng.choices(moves, weights=weights, k=1)[0]
 
 
-def book_pv(book: "Book", pos, chosen: BookMove, length: int) -> list[str]:
+def book_pv(book: MovesOfPositions, pos, chosen: BookMove, length: int) -> list[str]:
     """The chosen move, then at each position the previous entry's ponder move when it is
     legal, else the book's first listed move; up to `length` moves, ending where the book
     ends or a position repeats."""

@@ -15,8 +15,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
 from ..textfile import read_text_lines
+from .play import run_match
 from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
-                     parse_opening_line, random_openings, run_match, unique_names)
+                     parse_opening_line, random_openings, unique_names)
 from .stats import Sprt, parse_pentanomial
 
 TC_KEYS = {"time": "time_ms", "inc": "inc_ms", "byoyomi": "byoyomi_ms", "nodes": "nodes", "depth": "depth"}

@@ -794,17 +794,6 @@ class Match:
                 self.abort.set()
 
 
-def run_match(config: MatchConfig, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None
-              ) -> MatchResult:
-    """Play ``config``: ``Match(config).run(on_game)``, or on a Ray cluster if
-    ``config.ray_address`` is set (only then is ``ray`` imported)."""
-    if config.ray_address:
-        from .raycluster import run_match_ray
-        return run_match_ray(config, config.ray_address, on_game, config.ray_working_dir,
-                             config.ray_cpus_per_game)
-    return Match(config).run(on_game)
-
-
 def unique_names(names: Iterable[str]) -> list[str]:
     """Make engine names unique by appending ``-2``, ``-3``..."""
     seen: Counter = Counter()

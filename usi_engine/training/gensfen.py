@@ -191,8 +191,9 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     bar = progress_bar(len(todo) * cfg.shard_size, show_progress, smoothing=0.05)
     made = 0
     if todo and cfg.ray_address:
-        from .ray_gen import run_ray
-        made = run_ray(cfg, todo, deadline, bar)
+        from .ray_gen import ShardFunctions, run_ray
+        made = run_ray(cfg, todo, deadline, bar,
+                       ShardFunctions(make_labeler, generate_shard, save_shard))
     elif todo and cfg.workers <= 1:
         labeler = make_labeler(cfg)
         try:
