@@ -249,6 +249,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_limits": ("subprocess",),
     "test_refusals::test_exit_status": ("subprocess",),
     "test_resume": ("slow", "subprocess", "torch"),
+    "test_cli": ("subprocess",),
     "test_fuzz_book::test_a_killed_search_leaves_a_whole_book_and_a_rerun_goes_on": ("slow", "subprocess"),
     "test_fuzz_book::test_propagate_refuses_a_file_that_is_no_book": ("subprocess",),
     "test_fuzz_book::test_records_refuses_files_that_are_no_records": ("subprocess",),

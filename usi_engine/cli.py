@@ -3,6 +3,7 @@
     usi-engine [--config PATH] [--warmup] [--debug]
     usi-engine analyse RECORD [...]     (docs/analysis.md)
     usi-engine makebook ...             (build an opening book, docs/book.md)
+    usi-engine match ... | tune ...     (matches and SPSA tuning, docs/match.md)
 
 --config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
                 at the repository root next to the package, if present
@@ -29,6 +30,8 @@ COMMANDS = (
     ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit"),
     ("usi-engine analyse RECORD", "judge every move of a game record (also usi-engine-analyse)"),
     ("usi-engine makebook", "build an opening book (.db) from records or the engine's search"),
+    ("usi-engine match", "engine-vs-engine matches (the same as scripts/match.py)"),
+    ("usi-engine tune", "SPSA tuning (the same as scripts/tune.py)"),
 )
 TOOLS = (
     ("match.py", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
@@ -135,14 +138,21 @@ def warmup(config: str | None = None, quiet: bool = False) -> int:
     return 0
 
 
+# `usi-engine NAME ...` runs the module's main(argv) with the rest of the line; imported only
+# when named, so that the engine itself starts without them
+SUBCOMMANDS = {
+    "analyse": "usi_engine.analysis.cli",       # docs/analysis.md
+    "makebook": "usi_engine.book.makebook",     # docs/book.md
+    "match": "usi_engine.match.cli",            # docs/match.md (also scripts/match.py)
+    "tune": "usi_engine.match.tunecli",         # docs/scaling.md (also scripts/tune.py)
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["analyse"]:          # `usi-engine analyse RECORD ...`: docs/analysis.md
-        from .analysis.cli import main as analyse
-        return analyse(argv[1:])
-    if argv[:1] == ["makebook"]:         # `usi-engine makebook ...`: docs/book.md
-        from .book.makebook import main as makebook
-        return makebook(argv[1:])
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        import importlib
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine",
                                      epilog=commands_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
