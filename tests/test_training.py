@@ -346,3 +346,23 @@ def test_a_wider_halfkp_network_exports_exactly_and_loads_in_yaneuraou(tmp_path)
             pytest.fail(f"{YANEURAOU_HALFKP256} is missing")
         pytest.skip(f"{YANEURAOU_HALFKP256} is not here")
     assert yaneuraou_evals(YANEURAOU_HALFKP256, tmp_path, sfens) == ours
+
+
+YANEURAOU_HALFKP64 = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-nnue-halfkp64"
+
+
+def test_the_shipped_network_evaluates_the_same_in_yaneuraous_build():
+    """The shipped nn.bin (halfkp_64x2-32-32) in YaneuraOu's build for that shape: the same
+    static evaluation as ours on 40 positions of the training fixture."""
+    from usi_engine.core.network import shipped_network_path
+    path = shipped_network_path()
+    net = read_network(path)
+    records = psv.read_records(str(DATA / "shard_00002.bin"))[:40]
+    sfens = [psv.record_sfen(r) for r in records]
+    ours = [Position(s).evaluate(net) for s in sfens]
+    assert len(set(ours)) > 10
+    if not YANEURAOU_HALFKP64.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{YANEURAOU_HALFKP64} is missing")
+        pytest.skip(f"{YANEURAOU_HALFKP64} is not here")
+    assert yaneuraou_evals(YANEURAOU_HALFKP64, path.parent, sfens) == ours
