@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from usi_engine.position import Position
-from usi_engine.searcher import Searcher, IterationInfo
+from usi_engine.search.searcher import Searcher, IterationInfo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_POSITIONS = os.path.join(HERE, "bench_positions.txt")

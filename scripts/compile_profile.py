@@ -131,18 +131,18 @@ def dispatchers():
 def run_warmup(what: str, t0: float) -> list[str]:
     """Run the warmup; the wall-clock milestones (seconds since the start) as text."""
     if what == "search":
-        from usi_engine.searcher import Searcher
+        from usi_engine.search.searcher import Searcher
         Searcher().warmup()
         return []
     if what == "mate":
         import numpy as np
         from usi_engine.position import Position
-        from usi_engine.tsume import solve
+        from usi_engine.search.tsume import solve
         solve(Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"), stop=np.zeros(1, np.int32),
               time_limit_ms=None, nodes=10000)
         return []
     # what the first `isready` does, then the mate solver's compile that follows it
-    from usi_engine.backend import Backend
+    from usi_engine.search.backend import Backend
     from usi_engine.cli import build_options, find_config
 
     class Quiet:

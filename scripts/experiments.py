@@ -137,7 +137,7 @@ _SEARCHER = None
 def _searcher(hash_mb: int):
     global _SEARCHER
     if _SEARCHER is None:
-        from usi_engine.searcher import Searcher
+        from usi_engine.search.searcher import Searcher
         _SEARCHER = Searcher()
         _SEARCHER.configure(hash_mb=hash_mb)
         _SEARCHER.warmup()
@@ -146,7 +146,7 @@ def _searcher(hash_mb: int):
 
 def search_record(sfen: str, depth: int, switches: dict[str, int], params: dict[str, int],
                   counters: tuple[str, ...], hash_mb: int) -> SearchRecord:
-    from usi_engine.searcher import Searcher
+    from usi_engine.search.searcher import Searcher
     from usi_engine.core import search as cs
     s = _searcher(hash_mb)
     sp = defaults()

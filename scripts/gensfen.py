@@ -29,7 +29,7 @@ from usi_engine.training.gensfen import GenConfig, run, format_summary  # noqa: 
 from usi_engine.training.selfplay import PlayConfig  # noqa: E402
 from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
 from usi_engine.match.cli import command_problem  # noqa: E402
-from usi_engine.options import ascii_clean  # noqa: E402
+from usi_engine.server.options import ascii_clean  # noqa: E402
 from usi_engine.position import Position, START_SFEN  # noqa: E402
 from usi_engine.textfile import read_text_lines  # noqa: E402
 

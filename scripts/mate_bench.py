@@ -235,7 +235,7 @@ def random_tsume(rng: random.Random) -> str | None:
 
 
 def generate(count: int, seed: int) -> None:
-    from usi_engine.tsume import MateSolver
+    from usi_engine.search.tsume import MateSolver
     from usi_engine.position import Position
     rng = random.Random(seed)
     solver = MateSolver(64)
@@ -255,7 +255,7 @@ def generate(count: int, seed: int) -> None:
 
 def bench(problems, time_limit_ms: int, table_mb: int) -> int:
     sys.path.insert(0, os.path.join(HERE, ".."))
-    from usi_engine.tsume import MateSolver
+    from usi_engine.search.tsume import MateSolver
     from usi_engine.position import Position
     solver = MateSolver(table_mb)
     solver.solve(Position(problems[0][0]), time_limit_ms=time_limit_ms)   # compile / load

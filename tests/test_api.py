@@ -43,7 +43,7 @@ def test_import_is_lazy_and_names_resolve():
     code = ("import sys, usi_engine; assert 'numba' not in sys.modules, 'numba imported'; "
             "assert 'usi_engine.position' not in sys.modules; "
             "from usi_engine import Engine, Limit, Client, Position, Move; "
-            "assert 'usi_engine.searcher' not in sys.modules, 'Engine import loaded the search'; "
+            "assert 'usi_engine.search.searcher' not in sys.modules, 'Engine import loaded the search'; "
             "print(Limit(depth=3), Position().sfen())")
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import shogi
 
-from usi_engine.options import Options
+from usi_engine.server.options import Options
 from usi_engine.position import Position, move_to_usi
-from usi_engine.searcher import Searcher
+from usi_engine.search.searcher import Searcher
 from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.params import INDEX, defaults
 from core_tree import tree

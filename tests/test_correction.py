@@ -3,7 +3,7 @@ evaluation, and that the transposition table keeps the raw evaluation."""
 import numpy as np
 
 from usi_engine.position import Position
-from usi_engine.searcher import Searcher
+from usi_engine.search.searcher import Searcher
 from usi_engine.core import search as cs, tt as ctt
 from usi_engine.core.correction import (correction, CORR_D, CORR_GRAIN, _kings_index,
                                         _hands_index)

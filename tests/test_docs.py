@@ -248,7 +248,7 @@ def _cell(value: object) -> str:
 
 
 def test_readme_options_table_is_the_engines():
-    from usi_engine.options import Options, builtin_options
+    from usi_engine.server.options import Options, builtin_options
     options = Options.create()
     options.load_cfg(ROOT / "engine.cfg")          # README gives engine.cfg's defaults
     rows = {row["option"].strip("`"): row
@@ -262,7 +262,7 @@ def test_readme_options_table_is_the_engines():
 
 
 def test_readme_switch_table_names_every_search_switch():
-    from usi_engine.options import read_switches_without_import
+    from usi_engine.server.options import read_switches_without_import
     switches = read_switches_without_import()
     rows = table_rows(README.read_text(encoding="utf-8"), "switch")
     listed = {name.strip(" `"): row["default"] for row in rows

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import start_ready_engine
 from fuzzing import CASES, fuzz_settings
-from usi_engine.protocol import decode_line
+from usi_engine.server.protocol import decode_line
 
 COMMANDS = ["usi", "isready", "setoption", "usinewgame", "go", "stop", "ponderhit", "gameover",
             "eval", "e", "usi_tunables", "name", "value", "moves", "sfen", "startpos", "btime",

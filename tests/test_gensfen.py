@@ -292,7 +292,7 @@ def network_dir(tmp_path_factory):
 def test_own_search_evaluates_with_the_network_of_evaldir(network_dir):
     """OwnSearch(evaldir=...) scores as the engine does with that EvalDir, not hand-made."""
     from usi_engine.core.network import load_eval_dir, network_arrays
-    from usi_engine.searcher import Searcher
+    from usi_engine.search.searcher import Searcher
     from usi_engine.training.labeler import Game, OwnSearch
     sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
     game = Game(sfen, [], Position(sfen))

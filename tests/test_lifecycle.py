@@ -10,11 +10,11 @@ import time
 
 import numpy as np
 
-from usi_engine import engine as engine_mod
-from usi_engine.options import Options
+from usi_engine.server import engine as engine_mod
+from usi_engine.server.options import Options
 from usi_engine.position import Position
-from usi_engine.protocol import Output, UsiProtocol
-from usi_engine.searcher import IterationInfo, ThinkResult
+from usi_engine.server.protocol import Output, UsiProtocol
+from usi_engine.search.searcher import IterationInfo, ThinkResult
 
 BUSY = "info string go received while thinking: stopping the previous search first"
 

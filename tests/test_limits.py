@@ -16,7 +16,7 @@ import pytest
 import shogi
 
 from conftest import ISREADY_TIMEOUT, UsiProcess, engine_command
-from usi_engine import limits
+from usi_engine.server import limits
 from usi_engine.position import Position
 
 ADDRESS_SPACE_KB = 2 << 20

@@ -336,7 +336,7 @@ def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
 def test_a_slow_log_disk_costs_no_game_on_time(tmp_path, monkeypatch):
     """Each log write stalls 150 ms, twice the margin: the engines answer at once, so no
     game may be lost on time, and the log still gets every line."""
-    from usi_engine.match import usiproc
+    from usi_engine import usiproc
 
     class SlowFile:
         def __init__(self, file):

@@ -17,7 +17,7 @@ shogi = pytest.importorskip("shogi")
 
 from usi_engine.core import board as cb                                   # noqa: E402
 from usi_engine.core import mate as cm                                    # noqa: E402
-from usi_engine.tsume import MateSolver, solve                             # noqa: E402
+from usi_engine.search.tsume import MateSolver, solve                             # noqa: E402
 from usi_engine.position import Position, move_to_usi                    # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

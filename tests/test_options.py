@@ -1,10 +1,10 @@
-"""Unit tests of usi_engine.options: declarations, setoption parsing, engine.cfg merge."""
+"""Unit tests of usi_engine.server.options: declarations, setoption parsing, engine.cfg merge."""
 
 import textwrap
 
 import pytest
 
-from usi_engine.options import Options, ascii_clean, read_switches_without_import
+from usi_engine.server.options import Options, ascii_clean, read_switches_without_import
 
 SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 0, "Margin": 250}
 
@@ -126,8 +126,8 @@ def test_repo_engine_cfg_matches_the_builtin_defaults():
 def test_switches_are_read_without_importing_numba():
     import subprocess
     import sys
-    code = ("import sys; from usi_engine.options import read_switches_without_import as r; "
-            "import usi_engine.cli, usi_engine.protocol, usi_engine.timeman, usi_engine.engine; "
+    code = ("import sys; from usi_engine.server.options import read_switches_without_import as r; "
+            "import usi_engine.cli, usi_engine.server.protocol, usi_engine.server.timeman, usi_engine.server.engine; "
             "s = r(); print(repr(s)); assert 'numba' not in sys.modules and 'numpy' not in sys.modules")
     from pathlib import Path
     repo = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def test_switches_are_read_without_importing_numba():
 
 
 def test_clear_hash_is_a_button_and_consideration_mode_a_check():
-    from usi_engine.options import BUTTON, Options
+    from usi_engine.server.options import BUTTON, Options
     opts = Options.create({})
     lines = opts.usi_lines()
     assert "option name Clear_Hash type button" in lines
@@ -192,7 +192,7 @@ def _check_usi_spec(option: dict) -> None:
 
 
 def test_every_declared_option_reads_in_shogihome_and_by_the_usi_spec():
-    from usi_engine.options import Options
+    from usi_engine.server.options import Options
     for tuning in (False, True):
         opts = Options.create(read_switches_without_import())
         opts.tuning = tuning
@@ -216,6 +216,6 @@ def test_shogihome_reader_refuses_what_shogihome_refuses():
 
 
 def test_an_option_name_with_a_space_cannot_be_declared():
-    from usi_engine.options import BUTTON, Option
+    from usi_engine.server.options import BUTTON, Option
     with pytest.raises(ValueError, match="has a space: GUIs drop such options"):
         Option("Clear Hash", BUTTON, None)

@@ -635,9 +635,9 @@ class _CrashingSearcher:
 def test_crash_inside_search_still_gives_a_legal_bestmove():
     import io
     import numpy as np
-    from usi_engine.options import Options
+    from usi_engine.server.options import Options
     from usi_engine.position import Position
-    from usi_engine.protocol import Output, UsiProtocol
+    from usi_engine.server.protocol import Output, UsiProtocol
 
     buf = io.BytesIO()
     proto = UsiProtocol(Options.create({}), out=Output(buf))
@@ -658,8 +658,8 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
 
 def test_go_that_cannot_start_still_answers():
     import io
-    from usi_engine.options import Options
-    from usi_engine.protocol import Output, UsiProtocol
+    from usi_engine.server.options import Options
+    from usi_engine.server.protocol import Output, UsiProtocol
 
     buf = io.BytesIO()
     proto = UsiProtocol(Options.create({}), out=Output(buf))
@@ -825,7 +825,7 @@ def test_answers_after_a_ponder_keep_the_relay_reserve(engine):
     """A GUI passes the opponent's move on while the server's clock runs: after `ponderhit`,
     and after the `go` that follows a stopped ponder search, the engine stops
     PONDERHIT_RELAY_MS earlier than after a plain `go` (byoyomi 2 s, NetworkDelay2 120)."""
-    from usi_engine.timeman import PONDERHIT_RELAY_MS
+    from usi_engine.server.timeman import PONDERHIT_RELAY_MS
     pondered_limit = 2000 - 120 - PONDERHIT_RELAY_MS        # 1730 ms
     engine.send("setoption name USI_Ponder value true")
     engine.send("usinewgame")

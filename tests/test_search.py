@@ -9,7 +9,7 @@ import pytest
 import shogi
 
 from usi_engine.position import Position, move_to_usi
-from usi_engine.searcher import Searcher
+from usi_engine.search.searcher import Searcher
 from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square

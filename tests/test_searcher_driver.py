@@ -1,4 +1,4 @@
-"""The Python driver of the search (usi_engine/searcher.py): root restriction, reports of a
+"""The Python driver of the search (usi_engine/search/searcher.py): root restriction, reports of a
 stopped iteration (ConsiderationMode), the Lazy SMP skip pattern."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from usi_engine.position import Position
-from usi_engine.searcher import SKIP_SIZE, IterationInfo, Searcher, helper_skips
+from usi_engine.search.searcher import SKIP_SIZE, IterationInfo, Searcher, helper_skips
 
 MIDGAME = "ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1P1PP1/1PSPSP2P/1BK2G1R1/LN1G3NL b - 35"
 

@@ -62,7 +62,7 @@ GAME_AFTER_READYOK = r'''
 import io, sys, threading, time
 from numba.core.registry import CPUDispatcher
 from usi_engine.cli import build_options, find_config
-from usi_engine.protocol import UsiProtocol, Output
+from usi_engine.server.protocol import UsiProtocol, Output
 
 class Sink(io.RawIOBase):
     def __init__(self):

@@ -1,10 +1,10 @@
-"""Unit tests of usi_engine.timeman: go parsing, budgets for each time control, clock decisions."""
+"""Unit tests of usi_engine.server.timeman: go parsing, budgets for each time control, clock decisions."""
 
 import random
 
 import pytest
 
-from usi_engine.timeman import (BARE_GO_MS, HICCUP_RESERVE_MS, MAX_SHARE, PONDERHIT_RELAY_MS,
+from usi_engine.server.timeman import (BARE_GO_MS, HICCUP_RESERVE_MS, MAX_SHARE, PONDERHIT_RELAY_MS,
                                 Budget, Clock,
                                 StabilityTracker, TimeSettings, compute_budget, main_time_reserve,
                                 parse_go, round_up_to_second, whole_seconds)

@@ -1,4 +1,4 @@
-"""usi_engine.tunables: USI option lines, shogiarena's usi_tunables answer, setoption parsing."""
+"""usi_engine.server.tunables: USI option lines, shogiarena's usi_tunables answer, setoption parsing."""
 
 import difflib
 import json
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from usi_engine import tunables
+from usi_engine.server import tunables
 from usi_engine.core.params import PARAMS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,7 +85,7 @@ def test_cfg_and_params_patch():
 
 
 def test_importing_tunables_does_not_import_numba():
-    code = "import sys, usi_engine.tunables; assert 'numba' not in sys.modules"
+    code = "import sys, usi_engine.server.tunables; assert 'numba' not in sys.modules"
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": REPO})
     assert run.returncode == 0, run.stderr

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import UsiProcess
 from usi_engine.core.params import PARAMS
-from usi_engine.options import Options
+from usi_engine.server.options import Options
 
 
 def option_names(lines):

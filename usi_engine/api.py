@@ -149,8 +149,8 @@ class Engine:
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         import numpy as np
-        from .options import Options
-        from .searcher import Searcher
+        from .server.options import Options
+        from .search.searcher import Searcher
         self._np = np
         self._searcher = Searcher()
         self._options = Options.create(dict(Searcher.SWITCHES))

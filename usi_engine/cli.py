@@ -19,7 +19,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .options import Options, read_switches_without_import
+from .server.options import Options, read_switches_without_import
 
 REPO_CFG = Path(__file__).resolve().parent.parent / "engine.cfg"
 
@@ -128,7 +128,7 @@ class _Quiet:
 def warmup(config: str | None = None, quiet: bool = False) -> int:
     """Do exactly what the first `isready` does (compile, or load from numba's cache, every
     function a game uses), then exit: the GUI's first `isready` then finds the cache full."""
-    from .backend import Backend
+    from .search.backend import Backend
     options = build_options(find_config(config)[0])
     backend = Backend(options, _Quiet(), log=lambda text: None)
     backend.ensure_ready(idle=True)
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         return warmup(args.config)
 
     warnings.simplefilter("ignore")
-    from .protocol import Log, UsiProtocol
+    from .server.protocol import Log, UsiProtocol
 
     config, error = find_config(args.config)
     options = build_options(config)

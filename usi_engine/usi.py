@@ -13,7 +13,7 @@ engine and, say, YaneuraOu with a strong network without other changes.
 >>> engine.name
 'usi_engine 0.2.0'
 
-The process wrapper is the match runner's (``usi_engine.match.usiproc``): every wait has a
+The process wrapper is the match runner's (``usi_engine.usiproc``): every wait has a
 deadline, a dead engine raises ``EngineCrashed``, a silent one ``EngineTimeout``.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from typing import Callable, Mapping, Sequence
 
 from .api import Info, Limit, Score, as_position
-from .match.usiproc import EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
+from .usiproc import EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 from .move import Move
 
 __all__ = ["Client", "EngineError", "EngineCrashed", "EngineTimeout", "parse_info_line"]

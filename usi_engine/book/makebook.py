@@ -88,7 +88,7 @@ SHOWN_ERRORS = 5      # bad lines reported one by one; the rest are counted
 def _open_book(path: Path):
     """The book at `path`, its bad lines reported (ASCII, the first few); ValueError when
     nothing in the file is a book entry, so that no command writes a book from it."""
-    from ..options import ascii_clean
+    from ..server.options import ascii_clean
     from .book import Book
     book = Book.open(path, ignore_ply=True)
     book.flipped = False

@@ -11,7 +11,7 @@ import random
 import time
 from pathlib import Path
 
-from ..options import ascii_clean
+from ..server.options import ascii_clean
 from .book import Book
 from .select import BookChoice, BookSettings, choose
 

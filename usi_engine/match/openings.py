@@ -122,7 +122,7 @@ class OwnJudge:
     """This engine's search (in process) as the judge."""
 
     def __init__(self, depth: int, check_depth: int) -> None:
-        from ..searcher import Searcher
+        from ..search.searcher import Searcher
         self.searcher = Searcher()
         self.searcher.warmup()
         self.depth, self.check_depth = depth, check_depth

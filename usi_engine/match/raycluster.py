@@ -27,7 +27,7 @@ from ray.exceptions import RayActorError
 from .. import cluster
 from .records import GameRecord
 from .runner import Match, MatchConfig, MatchResult, ScheduledGame, Table, save_summary
-from .usiproc import EngineLog
+from ..usiproc import EngineLog
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_REPLACEMENTS = 20  # dead actors replaced before the match gives up on more

@@ -26,7 +26,7 @@ import shogi
 from .records import GameRecord, MoveRecord, to_csa, to_kif
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
 from .stats import Results, Sprt, Summary, fmt_elo, summarize, summarize_results
-from .usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
+from ..usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
 
 # -- configuration -------------------------------------------------------------
 

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..core.params import PARAMS
-from .. import tunables
+from ..server import tunables
 from .records import GameRecord
 from .referee import BLACK
 from .runner import EngineSpec, MatchConfig, Opening, ScheduledGame, Table
 from .spsa import Probe, Spsa, SpsaParam
-from .usiproc import EngineLog
+from ..usiproc import EngineLog
 
 SAVE_EVERY_S = 5.0   # checkpoint period: a crash loses at most this much play
 PARAMS_PY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core", "params.py")

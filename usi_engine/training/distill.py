@@ -95,7 +95,7 @@ def run(cfg: DistillConfig, log=print) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     jobs = [(cfg, i) for i in range(len(cfg.inputs))]
     if cfg.workers > 1:
-        from ..searcher import Searcher
+        from ..search.searcher import Searcher
         Searcher().warmup()                        # compile once before the workers load the cache
         with ProcessPoolExecutor(cfg.workers) as pool:
             done = list(pool.map(_one_file, jobs))

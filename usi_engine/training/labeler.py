@@ -49,7 +49,7 @@ class OwnSearch:
 
     def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16,
                  evaldir: str | None = None) -> None:
-        from ..searcher import Searcher
+        from ..search.searcher import Searcher
         from ..core.network import load_eval_dir, network_arrays
         if not depth and not nodes:
             raise ValueError("give a search depth or a node limit (or both)")
@@ -103,7 +103,7 @@ class UsiTeacher:
 
     def __init__(self, command: str, go: str = "depth 8", options: dict[str, str] | None = None,
                  timeout: float = 600.0) -> None:
-        from ..match.usiproc import UsiProcess
+        from ..usiproc import UsiProcess
         self.go = go
         self.timeout = timeout
         self.proc = UsiProcess(shlex.split(command), tag="teacher")

@@ -19,8 +19,8 @@ import traceback
 from pathlib import Path
 from typing import BinaryIO
 
-from .version import ENGINE_AUTHOR, ENGINE_NAME, __version__
-from .engine import Engine
+from ..version import ENGINE_AUTHOR, ENGINE_NAME, __version__
+from .engine import UsiEngine
 from .options import BUTTON, Options, ascii_clean
 from .timeman import parse_go
 
@@ -128,7 +128,7 @@ class UsiProtocol:
         self.log = log or Log()
         self.out = out or Output(log=self.log)
         self.options = options
-        self.engine = Engine(self.out, options, log=self.log.write)
+        self.engine = UsiEngine(self.out, options, log=self.log.write)
         self.messages = list(messages or [])
         self._preloaded = False
         self.line_time: float | None = None   # when the current line was read

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Mapping, Sequence
 
-from .core.params import PARAMS, Param
+from ..core.params import PARAMS, Param
 
 PREFIX = "Tune_"          # option names of the tunables: Tune_RazorMargin
 R_END = 0.002             # fishtest's and shogiarena's default SPSA learning rate at the end

@@ -24,8 +24,8 @@ def probe(pos, legal: list[str], stop, optimum_ms: int, log=lambda msg: None):
     """
     if pos.is_check():
         return None  # evasions: the search handles these quickly and df-pn gains little
-    from .searcher import IterationInfo
-    from .tsume import default_solver, compiled
+    from ..search.searcher import IterationInfo
+    from ..search.tsume import default_solver, compiled
     if not compiled():
         return None  # the first seconds after a first start: df-pn is still being compiled
     solver = default_solver()

@@ -155,7 +155,7 @@ def book_options() -> list[Option]:
 
 def tunable_options() -> list[Option]:
     """core/params.py's constants as `Tune_<Name>` spin options (pure Python, no numba)."""
-    from .core.params import PARAMS
+    from ..core.params import PARAMS
     from .tunables import option_name
     return [Option(option_name(p), SPIN, p.default, p.lo, p.hi, tunable=True) for p in PARAMS]
 
@@ -177,7 +177,7 @@ def read_switches_without_import() -> dict[str, int]:
     class attribute is merged in later (Options.add_switches at isready).
     """
     try:
-        spec = importlib.util.find_spec("usi_engine.searcher")
+        spec = importlib.util.find_spec("usi_engine.search.searcher")
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             return {}
         tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))

@@ -12,9 +12,9 @@ import traceback
 from typing import Callable
 
 from . import mate_probe
-from .backend import Backend
-from .book.player import BookPlayer
-from .game import GameState
+from ..search.backend import Backend
+from ..book.player import BookPlayer
+from .game_state import GameState
 from .info import empty_info, format_info
 from .job import SearchJob
 from .options import CLEAR_HASH, Options, ascii_clean
@@ -27,7 +27,13 @@ STOP_WAIT_S = 5.0   # a search that has not ended this long after `stop` is cons
 SINGLE_REPLY_DEPTH = 8
 
 
-class Engine:
+class UsiEngine:
+    """The engine as a GUI sees it: the game, the book, one `go` at a time, exactly one answer.
+
+    (``usi_engine.Engine`` is the in-process Python API; this class is what the USI server
+    drives.)
+    """
+
     def __init__(self, out, options: Options, log: Callable[[str], None] | None = None) -> None:
         self.out = out                      # .send(line) / .send_many(lines) / .info(text), thread-safe
         self.options = options
@@ -337,7 +343,7 @@ class Engine:
     def _mate_answer(self, job: SearchJob) -> str:
         """`go mate`: df-pn on the position; `checkmate <moves>|nomate|timeout`."""
         try:
-            from .tsume import solve
+            from ..search.tsume import solve
         except ImportError:
             return "checkmate notimplemented"
         limit = job.budget.maximum if job.budget is not None else None

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Callable
 
-from .options import Options, ascii_clean
+from ..server.options import Options, ascii_clean
 
 
 class Backend:
@@ -43,7 +43,7 @@ class Backend:
         """usi_engine.position.Position, imported on first use."""
         with self._import_lock:
             if self._position_cls is None:
-                from .position import Position
+                from ..position import Position
                 self._position_cls = Position
             return self._position_cls
 
@@ -163,7 +163,7 @@ class Backend:
 
     def _fitted(self, hash_mb: int, mate_mb: int, threads: int) -> tuple[int, int, int]:
         """The option values the machine can hold; an info string once per request cut."""
-        from . import limits
+        from ..server import limits
         if self._machine is None:       # measured once, before the tables grow
             self._machine = (limits.memory_mb(), limits.cores())
         memory, cores = self._machine
@@ -182,7 +182,7 @@ class Backend:
         key = (str(self.options["EvalDir"]).strip(), int(self.options["FV_SCALE"]))
         if key == self._eval_key:
             return
-        from .core.network import load_eval_dir, network_arrays
+        from ..core.network import load_eval_dir, network_arrays
         try:
             net = load_eval_dir(key[0])
         except ValueError as exc:

@@ -14,14 +14,14 @@ from typing import Callable
 
 import numpy as np
 
-from .core import board as cb
-from .core import search as cs
-from .core.history import clear_histories, Histories
-from .core.correction import Corrections
-from .core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
-from .core.params import defaults
-from .core.types import MAX_PLY
-from .position import Position, move_to_usi
+from ..core import board as cb
+from ..core import search as cs
+from ..core.history import clear_histories, Histories
+from ..core.correction import Corrections
+from ..core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
+from ..core.params import defaults
+from ..core.types import MAX_PLY
+from ..position import Position, move_to_usi
 
 DEFAULT_TT_ENTRIES = 1 << 20
 ASPIRATION_DELTA = 40

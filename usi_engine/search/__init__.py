@@ -1,0 +1,6 @@
+"""The Python driver around the numba core: the searcher, its network and the mate solver.
+
+`searcher.py` owns the core's arrays and runs iterative deepening over them; `factory.py`
+builds a searcher with its options and network (the one way to make one);
+`backend.py` sets one up lazily for the USI server; `tsume.py` answers `go mate`.
+"""
