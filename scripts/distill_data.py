@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Label positions with the hand-made evaluation, to pretrain a network before it learns
-from search scores (usi_engine/training/distill.py says what the records hold).
+from search scores (usi_engine/training/data/distill.py says what the records hold).
 
     python scripts/distill_data.py runs/gen1 --out runs/distill1 --variants 3
     python scripts/train_nnue.py runs/distill1 --out nets/pre --arch halfkp_64x2-32-32 \\
@@ -30,8 +30,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     a = p.parse_args(argv)
-    from usi_engine.training.dataset import shard_files
-    from usi_engine.training.distill import DistillConfig, run
+    from usi_engine.training.learn.dataset import shard_files
+    from usi_engine.training.data.distill import DistillConfig, run
     try:
         files = shard_files(a.data)
         cfg = DistillConfig(tuple(files), a.out, a.variants, a.max_random, a.seed, a.workers)

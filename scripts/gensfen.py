@@ -25,9 +25,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from usi_engine.cluster import ClusterError  # noqa: E402
-from usi_engine.training.gensfen import GenConfig, run, format_summary  # noqa: E402
-from usi_engine.training.selfplay import PlayConfig  # noqa: E402
-from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
+from usi_engine.training.data.gensfen import GenConfig, run, format_summary  # noqa: E402
+from usi_engine.training.data.selfplay import PlayConfig  # noqa: E402
+from usi_engine.training.data.labeler import parse_teacher_options  # noqa: E402
 from usi_engine.match.cli import command_problem  # noqa: E402
 from usi_engine.server.options import ascii_clean  # noqa: E402
 from usi_engine.position import Position, START_SFEN  # noqa: E402

@@ -26,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from usi_engine.match.openings import OwnJudge, SuiteSettings, UsiJudge, make_suite  # noqa: E402
-from usi_engine.training.labeler import parse_teacher_options  # noqa: E402
+from usi_engine.training.data.labeler import parse_teacher_options  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Score positions again with another USI engine (usi_engine/training/rescore.py says why).
+"""Score positions again with another USI engine (usi_engine/training/data/rescore.py says why).
 
     python scripts/rescore.py runs/gen8 --out runs/gps8 --every 12 --workers 2 --minutes 50 \\
         --teacher /usr/games/gpsusi --teacher-go "byoyomi 10000" \\
@@ -42,9 +42,9 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if not a.teacher and not a.compare:
         p.error("--teacher is needed (only --compare asks no engine)")
-    from usi_engine.training.dataset import shard_files
-    from usi_engine.training.rescore import RescoreConfig, compare, format_comparison, run
-    from usi_engine.training.labeler import parse_teacher_options
+    from usi_engine.training.learn.dataset import shard_files
+    from usi_engine.training.data.rescore import RescoreConfig, compare, format_comparison, run
+    from usi_engine.training.data.labeler import parse_teacher_options
     try:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:

@@ -41,7 +41,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="HalfKP: train with the shared piece factor, folded into the file on export")
     p.add_argument("--mirror", action="store_true",
                    help="add the mirror image (files reversed) of every training position")
-    from usi_engine.training.trainer import TrainConfig
+    from usi_engine.training.learn.trainer import TrainConfig
     d = TrainConfig(data=[], out="")
     p.add_argument("--epochs", type=int, default=d.epochs)
     p.add_argument("--batch-size", type=int, default=d.batch_size)
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     fs, half, l1, l2 = parse_arch(a.arch)
     import torch
-    from usi_engine.training.trainer import TrainConfig, train
+    from usi_engine.training.learn.trainer import TrainConfig, train
     if a.threads:
         torch.set_num_threads(a.threads)
     cfg = TrainConfig(data=a.data, out=a.out, val=a.val, feature_set=fs, half=half, l1=l1, l2=l2,

@@ -1,4 +1,4 @@
-"""Positions labelled by the hand-made evaluation (usi_engine/training/distill.py): every
+"""Positions labelled by the hand-made evaluation (usi_engine/training/data/distill.py): every
 label is the engine's static evaluation of the record's position, no position is in check,
 the same seed gives the same bytes, a finished file is kept, bad settings are refused."""
 import random
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from usi_engine.position import Position
-from usi_engine.training import psv
-from usi_engine.training.distill import DistillConfig, distill_records, run
+from usi_engine.training.data import psv
+from usi_engine.training.data.distill import DistillConfig, distill_records, run
 
 REPO = Path(__file__).resolve().parent.parent
 SHARD = REPO / "tests" / "data" / "training" / "shard_00000.bin"

@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzing import CASES, byte_mutation, fuzz_settings
-from usi_engine.training import dataset as ds, psv
+from usi_engine.training.data import psv
+from usi_engine.training.learn import dataset as ds
 
 DATA = Path(__file__).resolve().parent / "data" / "training"
 SHARD = DATA / "shard_00000.bin"
@@ -31,7 +32,7 @@ def read_or_refuse(path: Path) -> np.ndarray | None:
     except ValueError as exc:
         assert str(path) in str(exc), exc
         return None
-    records = ds.read_shard(str(path))
+    records = psv.read_shard(str(path))
     assert len(positions) == len(records) > 0
     for rec in records[:3]:
         psv.record_sfen(rec)
@@ -90,7 +91,7 @@ def test_check_accepts_every_position_cshogi_packs():
     """The check reads the format as cshogi writes it: random playouts (promotions, many
     pieces in hand) and the shipped shards all pass."""
     rng = random.Random(7)
-    packed = [ds.read_shard(str(f))["sfen"] for f in sorted(DATA.glob("*.bin"))]
+    packed = [psv.read_shard(str(f))["sfen"] for f in sorted(DATA.glob("*.bin"))]
     packed += [_packed_after_random_moves(cshogi.Board(), rng, 250) for _ in range(200)]
     packed += [_packed_after_random_moves(cshogi.Board(sfen), rng, 30)
                for sfen in PIECES_IN_THE_BOX for _ in range(20)]
@@ -110,7 +111,7 @@ def test_truncated_shard_names_the_file(tmp_path):
     path = tmp_path / "cut.bin"
     path.write_bytes(SHARD_BYTES[:-7])
     with pytest.raises(ValueError) as err:
-        ds.read_shard(str(path))
+        psv.read_shard(str(path))
     assert str(err.value) == (f"{path}: {len(SHARD_BYTES) - 7} bytes is not a multiple of the "
                               f"40-byte PackedSfenValue record (truncated?)")
 
@@ -119,7 +120,7 @@ def test_empty_and_missing_shards_name_the_file(tmp_path):
     (tmp_path / "empty.bin").write_bytes(b"")
     for name, why in (("empty.bin", "empty file"), ("missing.bin", "No such file")):
         with pytest.raises(ValueError, match=why) as err:
-            ds.read_shard(str(tmp_path / name))
+            psv.read_shard(str(tmp_path / name))
         assert str(tmp_path / name) in str(err.value)
 
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from usi_engine.position import Position, START_SFEN
-from usi_engine.training import psv
-from usi_engine.training.gensfen import GenConfig, run, shard_path, format_summary
-from usi_engine.training.labeler import Line, parse_info_line
-from usi_engine.training.selfplay import PlayConfig, play_game
+from usi_engine.training.data import psv
+from usi_engine.training.data.gensfen import GenConfig, run, shard_path, format_summary
+from usi_engine.training.data.labeler import Line, parse_info_line
+from usi_engine.training.data.selfplay import PlayConfig, play_game
 
 TINY = PlayConfig(random_moves=2, random_max_ply=6, multipv=3, multipv_plies=8,
                   multipv_margin=100, opening_limit=600, write_min_ply=8, max_ply=120)
@@ -293,7 +293,7 @@ def test_own_search_evaluates_with_the_network_of_evaldir(network_dir):
     """OwnSearch(evaldir=...) scores as the engine does with that EvalDir, not hand-made."""
     from usi_engine.core.network import load_eval_dir, network_arrays
     from usi_engine.search.searcher import Searcher
-    from usi_engine.training.labeler import Game, OwnSearch
+    from usi_engine.training.data.labeler import Game, OwnSearch
     sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
     game = Game(sfen, [], Position(sfen))
     by_net = OwnSearch(3, None, 1, str(network_dir)).search(game, 1)[0]

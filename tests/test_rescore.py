@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from usi_engine.position import Position
-from usi_engine.training import psv
-from usi_engine.training.labeler import Line
-from usi_engine.training.rescore import (RescoreConfig, compare, format_comparison,
+from usi_engine.training.data import psv
+from usi_engine.training.data.labeler import Line
+from usi_engine.training.data.rescore import (RescoreConfig, compare, format_comparison,
                                          output_path, rescore_file, run, sample)
 
 SENTINEL = 12345          # the input's score: no teacher says exactly this

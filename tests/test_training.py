@@ -21,10 +21,11 @@ from usi_engine.nnue import read_network, random_network
 from usi_engine.nnue.features import active_features, FEATURE_SETS
 from usi_engine.nnue import reference
 from usi_engine.position import Position
-from usi_engine.training import dataset as ds, psv
-from usi_engine.training.export import to_network, from_network
-from usi_engine.training.model import NNUE
-from usi_engine.training.trainer import TrainConfig, train, target, loss_fn
+from usi_engine.training.data import psv
+from usi_engine.training.learn import dataset as ds
+from usi_engine.training.learn.export import to_network, from_network
+from usi_engine.training.learn.model import NNUE
+from usi_engine.training.learn.trainer import TrainConfig, train, target, loss_fn
 
 # one thread: on a small shared machine torch's thread pool spins against the other processes
 torch.set_num_threads(1)
@@ -139,7 +140,7 @@ def test_target_mixes_score_and_result():
 
 def test_score_factor_scales_before_the_score_limit():
     """A teacher's centipawns brought to ours: every score times the factor, then the limit."""
-    from usi_engine.training.trainer import load_split
+    from usi_engine.training.learn.trainer import load_split
     files = ds.shard_files([str(DATA)])
     raw = ds.load_positions(files).score.astype(np.int64)
     cfg = TrainConfig(data=[str(DATA)], out="unused", score_limit=300, score_factor=0.5)

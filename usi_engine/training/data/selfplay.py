@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.types import BLACK, parse_square
-from ..position import Position, START_SFEN
+from ...core.types import BLACK, parse_square
+from ...position import Position, START_SFEN
 from . import psv
 from .labeler import Game, Line
 

@@ -23,11 +23,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import dataset as ds, psv
-from ..nnue.format import read_network
+from . import dataset as ds
+from ..data import psv
+from ...nnue.format import read_network
 from .export import export, from_network
 from .model import NNUE
-from .progress import progress_bar
+from ..progress import progress_bar
 
 
 @dataclass

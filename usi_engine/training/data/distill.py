@@ -39,7 +39,7 @@ class DistillConfig:
 
 def _label(board: cshogi.Board, game_ply: int) -> np.ndarray | None:
     """The record of `board` with its hand-made evaluation, or None if it is not kept."""
-    from ..position import Position
+    from ...position import Position
     if board.is_check() or not any(True for _ in board.legal_moves):
         return None
     rec = np.zeros((), psv.PSV_DTYPE)
@@ -95,7 +95,7 @@ def run(cfg: DistillConfig, log=print) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     jobs = [(cfg, i) for i in range(len(cfg.inputs))]
     if cfg.workers > 1:
-        from ..search.searcher import Searcher
+        from ...search.searcher import Searcher
         Searcher().warmup()                        # compile once before the workers load the cache
         with ProcessPoolExecutor(cfg.workers) as pool:
             done = list(pool.map(_one_file, jobs))

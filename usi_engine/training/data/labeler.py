@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..position import Position
+from ...position import Position
 
 
 @dataclass
@@ -49,8 +49,8 @@ class OwnSearch:
 
     def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16,
                  evaldir: str | None = None) -> None:
-        from ..search.searcher import Searcher
-        from ..core.network import load_eval_dir, network_arrays
+        from ...search.searcher import Searcher
+        from ...core.network import load_eval_dir, network_arrays
         if not depth and not nodes:
             raise ValueError("give a search depth or a node limit (or both)")
         self.depth, self.nodes = depth, nodes
@@ -103,7 +103,7 @@ class UsiTeacher:
 
     def __init__(self, command: str, go: str = "depth 8", options: dict[str, str] | None = None,
                  timeout: float = 600.0) -> None:
-        from ..usiproc import UsiProcess
+        from ...usiproc import UsiProcess
         self.go = go
         self.timeout = timeout
         self.proc = UsiProcess(shlex.split(command), tag="teacher")

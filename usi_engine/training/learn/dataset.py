@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import cshogi
 import numpy as np
 
-from ..nnue.features import (BOARD_BONA, HAND_BONA, FE_END, FEATURE_SETS, KING, NSQ,
+from ...nnue.features import (BOARD_BONA, HAND_BONA, FE_END, FEATURE_SETS, KING, NSQ,
                              PAWN, LANCE, KNIGHT, SILVER, GOLD, BISHOP, ROOK, WHITE_BIT)
-from . import psv
+from ..data import psv
 
 MAX_ACTIVE = 40                      # 40 pieces in shogi: K+P counts the kings too
 # cshogi's hand order (pieces_in_hand): pawn, lance, knight, silver, gold, bishop, rook
@@ -100,18 +100,9 @@ def shard_files(paths: list[str]) -> list[str]:
 def load_positions(files: list[str]) -> Positions:
     """Decode every record of the files, in order; ValueError names a file that is empty,
     truncated or holds something else than PackedSfenValue records."""
-    parts = [decode(read_shard(f), f) for f in files] or [decode(np.zeros(0, psv.PSV_DTYPE))]
+    parts = [decode(psv.read_shard(f), f) for f in files] or [decode(np.zeros(0, psv.PSV_DTYPE))]
     return Positions(*(np.concatenate([getattr(p, name) for p in parts])
                        for name in ("boards", "hands", "side", "score", "result")))
-
-
-def read_shard(path: str) -> np.ndarray:
-    """The records of one shard, checked: ValueError names the file and the problem."""
-    records = psv.read_records(path)
-    if len(records) == 0:
-        raise ValueError(f"{path}: empty file, no PackedSfenValue record")
-    psv.check_records(records, path)
-    return records
 
 
 def feature_indices(feature_set: str, boards: np.ndarray, hands: np.ndarray,

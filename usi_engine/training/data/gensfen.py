@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..position import START_SFEN
+from ...position import START_SFEN
 from . import psv
-from .progress import progress_bar
+from ..progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"

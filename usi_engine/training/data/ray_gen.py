@@ -38,7 +38,7 @@ class ShardMaker:
 
 def connect(address: str, workers: int) -> None:
     """Join the cluster at `address`, or start a private local one for "local"."""
-    from .. import cluster
+    from ... import cluster
     cluster.connect(address, num_cpus=workers if address == cluster.LOCAL else None,
                     runtime_env=cluster.package_path_env(REPO))
 

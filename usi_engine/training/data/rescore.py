@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import psv
-from .dataset import read_shard
 from .gensfen import remove_temporaries
 
 
@@ -66,7 +65,7 @@ def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray |
     """(the record with the teacher's score and move, "kept"), or (None, why it was dropped)."""
     from .labeler import Game
     from .selfplay import is_capture
-    from ..position import Position
+    from ...position import Position
     sfen = psv.record_sfen(rec)
     pos = Position(sfen)
     lines = teacher.search(Game(sfen, [], pos), 1)
@@ -179,11 +178,11 @@ def _worker_file(index: int) -> dict | None:
 
 def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
     """Rescore every input file not yet done (until the deadline); a summary of this run."""
-    from .progress import progress_bar
+    from ..progress import progress_bar
     if cfg.every < 1:
         raise ValueError(f"every must be at least 1, got {cfg.every}")
     for path in cfg.inputs:                 # refuse a bad input before anything is written
-        read_shard(path)
+        psv.read_shard(path)
     os.makedirs(cfg.out, exist_ok=True)
     remove_temporaries(cfg.out, "rescore_")    # what a killed run was writing
     deadline = time.time() + 60.0 * cfg.minutes if cfg.minutes else None

@@ -25,8 +25,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..nnue.features import FEATURE_SETS, FE_END
-from ..nnue.format import DEFAULT_FV_SCALE, WEIGHT_SCALE_BITS
+from ...nnue.features import FEATURE_SETS, FE_END
+from ...nnue.format import DEFAULT_FV_SCALE, WEIGHT_SCALE_BITS
 
 ACTIVATION_ONE = 127                       # the integer that float activation 1.0 becomes
 HIDDEN_WEIGHT_SCALE = 1 << WEIGHT_SCALE_BITS

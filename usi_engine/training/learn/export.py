@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..nnue.format import Network, padded, read_network, write_network
+from ...nnue.format import Network, padded, read_network, write_network
 from .model import (NNUE, ACTIVATION_ONE, HIDDEN_WEIGHT_SCALE, output_weight_scale)
 
 

@@ -216,3 +216,12 @@ def read_records(path: str, mmap: bool = False) -> np.ndarray:
     if mmap:
         return np.memmap(path, PSV_DTYPE, mode="r") if size else np.zeros(0, PSV_DTYPE)
     return np.fromfile(path, PSV_DTYPE)
+
+
+def read_shard(path: str) -> np.ndarray:
+    """The records of one shard, checked: ValueError names the file and the problem."""
+    records = read_records(path)
+    if len(records) == 0:
+        raise ValueError(f"{path}: empty file, no PackedSfenValue record")
+    check_records(records, path)
+    return records
