@@ -4,7 +4,8 @@ import textwrap
 
 import pytest
 
-from usi_engine.server.options import Options, ascii_clean, read_switches_without_import
+from usi_engine.search.switches import SWITCHES as ENGINE_SWITCHES
+from usi_engine.server.options import Options, ascii_clean
 
 SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 0, "Margin": 250}
 
@@ -93,15 +94,16 @@ def test_engine_cfg_merge(tmp_path):
     assert opts.report_pending() == ["engine.cfg: unknown option bogus"]
 
 
-def test_engine_cfg_value_for_a_switch_known_only_later(tmp_path):
+def test_the_engines_switches_are_declared_last_in_their_order(tmp_path):
+    opts = Options.create()
+    names = [line.split()[2] for line in opts.usi_lines()]
+    assert names[-len(ENGINE_SWITCHES):] == list(ENGINE_SWITCHES)
+    assert opts.switches() == dict(ENGINE_SWITCHES)
     cfg = tmp_path / "engine.cfg"
-    cfg.write_text("[options]\nLateSwitch = false\n")
-    opts = Options.create({})
+    cfg.write_text("[options]\nMate1Ply = true\n")
     opts.load_cfg(cfg)
-    assert "LateSwitch" not in opts
-    opts.add_switches({"LateSwitch": 1})
-    assert opts["LateSwitch"] is False
-    assert opts.report_pending() == []
+    assert "option name Mate1Ply type check default true" in opts.usi_lines()
+    assert opts.switches()["Mate1Ply"] == 1 and opts.report_pending() == []
 
 
 def test_missing_or_broken_cfg_is_reported(tmp_path):
@@ -126,15 +128,17 @@ def test_repo_engine_cfg_matches_the_builtin_defaults():
 def test_switches_are_read_without_importing_numba():
     import subprocess
     import sys
-    code = ("import sys; from usi_engine.server.options import read_switches_without_import as r; "
-            "import usi_engine.cli, usi_engine.server.protocol, usi_engine.server.timeman, usi_engine.server.engine; "
-            "s = r(); print(repr(s)); assert 'numba' not in sys.modules and 'numpy' not in sys.modules")
+    code = ("import sys; from usi_engine.server.options import Options; "
+            "import usi_engine.cli, usi_engine.server.protocol, usi_engine.server.timeman, usi_engine.server.engine, "
+            "usi_engine.search.factory; "
+            "s = Options.create().switches(); print(repr(s)); "
+            "assert 'numba' not in sys.modules and 'numpy' not in sys.modules")
     from pathlib import Path
     repo = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == 0, out.stderr
     switches = eval(out.stdout)
-    assert switches == read_switches_without_import()
+    assert switches == dict(ENGINE_SWITCHES)
     assert all(isinstance(v, int) for v in switches.values())
 
 
@@ -194,7 +198,7 @@ def _check_usi_spec(option: dict) -> None:
 def test_every_declared_option_reads_in_shogihome_and_by_the_usi_spec():
     from usi_engine.server.options import Options
     for tuning in (False, True):
-        opts = Options.create(read_switches_without_import())
+        opts = Options.create()
         opts.tuning = tuning
         lines = opts.usi_lines()
         assert len(lines) >= 30

@@ -1,9 +1,8 @@
 """The heavy half of the engine: numba, the Searcher and the mate solver, set up lazily.
 
 Nothing here is imported before `usi` is answered. The first `isready` (or the first
-`position` / `go` of a GUI that skips it) imports numba, creates the Searcher, declares
-its switches as options, and warms the compiled code up, so that no clock runs while
-numba compiles or loads its cache. The mate solver (df-pn, about a fifth of the compile
+`position` / `go` of a GUI that skips it) imports numba, creates the Searcher, and warms
+the compiled code up, so that no clock runs while numba compiles or loads its cache. The mate solver (df-pn, about a fifth of the compile
 work) is compiled right after, in the background: `readyok` does not wait for it, the
 mate probe before a search is skipped until it is ready, and `go mate` waits for it.
 """
@@ -30,7 +29,6 @@ class Backend:
         self._position_cls = None
         self._config_key = None
         self._mate_mb = None                # MateHash the mate solver's table was made with
-        self._known_switches: set[str] = set()
         self._newgame_pending = False
         self._eval_key = None                # (EvalDir, FV_SCALE) now in use; None: not loaded
         self._mate_warm = threading.Event()  # set when the mate solver is compiled (or failed)
@@ -62,7 +60,7 @@ class Backend:
 
     # ------------------------------------------------------------------ readiness
     def ensure_ready(self, idle: bool) -> None:
-        """Import, create the Searcher, declare its switches, configure, warm up (once);
+        """Import, create the Searcher, configure, warm up (once);
         when `idle` (no search running), apply changed options and a pending new game."""
         with self.lock:
             if not self.ready:
@@ -79,12 +77,8 @@ class Backend:
         self.np = np
         self.position_cls()
         from .searcher import Searcher
-        switches = dict(getattr(Searcher, "SWITCHES", {}) or {})
-        for name in self.options.add_switches(switches):
-            self.log(f"switch {name} found only at import time")
         for msg in self.options.report_pending() + self.options.take_messages():
             self.out.info(msg)
-        self._known_switches = set(switches)
         self.searcher = Searcher()
         self.configure(force=True)
         t0 = time.monotonic()
@@ -139,7 +133,7 @@ class Backend:
         opts = self.options
         hash_mb, mate_mb, threads = self._fitted(int(opts["USI_Hash"]), int(opts["MateHash"]),
                                                  int(opts["Threads"]))
-        switches = {k: v for k, v in opts.switches().items() if k in self._known_switches}
+        switches = opts.switches()
         key = (hash_mb, threads, int(opts["DrawValue"]),
                tuple(sorted(switches.items())), int(opts["MaxMovesToDraw"]),
                tuple(opts.search_params()))

@@ -22,6 +22,7 @@ from ..core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_
 from ..core.params import defaults
 from ..core.types import MAX_PLY
 from ..position import Position, move_to_usi
+from .switches import SWITCHES
 
 DEFAULT_TT_ENTRIES = 1 << 20
 ASPIRATION_DELTA = 40
@@ -89,17 +90,8 @@ def score_fields(v: int) -> tuple[int | None, int | None]:
 class Searcher:
     """Owns the TT, one search context per thread, and runs `think`."""
 
-    # Mate1Ply is off by default: at 100 ms a move its cost outweighed what it found
-    # (self-play, 60 games: -58 +- 86 Elo with it on; again 80 games, -30.5 +- 67.2, with
-    # the shipped network). Mate1PlyQuiescence, the same probe at quiescence nodes below
-    # beta, is on: +65.5 +- 27.7 Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
-    # The classic techniques of the Japanese computer-shogi texts (multi-iterative deepening, YSS's half-ply
-    # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
-    # search) are off: measured in docs/EXPERIMENTS.md.
-    SWITCHES = {"NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,
-                "Mate1Ply": 0, "IIR": 1, "MultiIterativeDeepening": 0, "HalfPlyExtension": 0,
-                "HalfPlyExtensionFull": 0, "OneSideLimitedPVS": 0, "ShallowSearchOrdering": 0,
-                "CorrectionHistory": 1, "Mate1PlyQuiescence": 1}
+    SWITCHES = SWITCHES              # search/switches.py: names, defaults and why
+    # where each switch goes in the core's parameters (one entry per name of SWITCHES)
     _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
                      "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT,
                      "Mate1Ply": cs.P_MATE1, "IIR": cs.P_IIR,

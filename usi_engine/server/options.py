@@ -19,11 +19,12 @@ declares); a GUI's `setoption` still overrides them.
 
 from __future__ import annotations
 
-import ast
 import configparser
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
+
+from ..search.switches import SWITCHES
 
 CHECK, SPIN, COMBO, STRING, FILENAME, BUTTON = "check", "spin", "combo", "string", "filename", "button"
 
@@ -109,7 +110,7 @@ class Option:
 
 
 def builtin_options() -> list[Option]:
-    """The engine's own options (search switches are added from Searcher.SWITCHES)."""
+    """The engine's own options (the search switches follow: search/switches.py)."""
     return [
         Option("USI_Hash", SPIN, 24, 1, 65536),   # 24 MB: 2^20 entries
         Option("MateHash", SPIN, 64, 1, 65536),   # MB for the df-pn table of the mate solver
@@ -161,7 +162,7 @@ def tunable_options() -> list[Option]:
 
 
 def switch_option(name: str, default: int) -> Option:
-    """A search switch from Searcher.SWITCHES: a check option for 0/1, a spin otherwise."""
+    """A search switch (search/switches.py): a check option for 0/1, a spin otherwise."""
     if default in (0, 1):
         return Option(name, CHECK, bool(default))
     lo = min(0, int(default))
@@ -170,36 +171,10 @@ def switch_option(name: str, default: int) -> Option:
 
 
 def read_switches_without_import() -> dict[str, int]:
-    """Searcher.SWITCHES read from searcher.py's source, without importing numba.
-
-    `usi` must be answered at once, so the search module is parsed, not imported.
-    Returns {} if the module or a literal SWITCHES dict is not found; the real
-    class attribute is merged in later (Options.add_switches at isready).
-    """
-    try:
-        spec = importlib.util.find_spec("usi_engine.search.searcher")
-        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-            return {}
-        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    except (ImportError, OSError, SyntaxError, ValueError):
-        return {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Searcher":
-            for stmt in node.body:
-                target = None
-                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                    target = stmt.targets[0]
-                elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                    target = stmt.target
-                if isinstance(target, ast.Name) and target.id == "SWITCHES":
-                    try:
-                        value = ast.literal_eval(stmt.value)
-                    except (ValueError, TypeError, SyntaxError):
-                        return {}
-                    if isinstance(value, dict):
-                        return {str(k): int(v) for k, v in value.items()
-                                if isinstance(v, (int, bool))}
-    return {}
+    """The search switches and their defaults (search/switches.py, a plain module: no numba).
+    Kept for callers written when they were parsed out of searcher.py; Options.create()
+    declares them by itself."""
+    return dict(SWITCHES)
 
 
 @dataclass
@@ -209,7 +184,7 @@ class Options:
     _table: dict[str, Option] = field(default_factory=dict)
     _aliases: dict[str, str] = field(default_factory=dict)     # lower-case alias -> key
     switch_names: list[str] = field(default_factory=list)
-    # engine.cfg entries that named no known option yet (maybe a switch known only later)
+    # engine.cfg entries that name no option (reported at the first isready: report_pending)
     pending_cfg: dict[str, str] = field(default_factory=dict)
     # [engine] section of engine.cfg
     engine_settings: dict[str, str] = field(default_factory=dict)
@@ -219,12 +194,15 @@ class Options:
     tuning: bool = False
 
     @classmethod
-    def create(cls, switches: dict[str, int] | None = None) -> "Options":
+    def create(cls, switches: Mapping[str, int] | None = None) -> "Options":
+        """The engine's options: built-in, book, tunables (declared in tuning mode), then
+        the search switches, `switches` (default: search/switches.py's) in their order."""
         opts = cls()
         for opt in builtin_options() + book_options() + tunable_options():
             opts.add(opt)
-        if switches:
-            opts.add_switches(switches)
+        for name, default in (SWITCHES if switches is None else switches).items():
+            opts.add(switch_option(name, int(default)))
+            opts.switch_names.append(name)
         return opts
 
     def add(self, opt: Option) -> None:
@@ -235,20 +213,6 @@ class Options:
     def _key(self, name: str) -> str:
         key = name.strip().lower()
         return self._aliases.get(key, key)
-
-    def add_switches(self, switches: dict[str, int]) -> list[str]:
-        """Declare search switches not yet known; apply engine.cfg values waiting for them."""
-        added = []
-        for name, default in switches.items():
-            if name.lower() in self._table:
-                continue
-            self.add(switch_option(name, int(default)))
-            self.switch_names.append(name)
-            added.append(name)
-            raw = self.pending_cfg.pop(name.lower(), None)
-            if raw is not None:
-                self._apply_default(name, raw)
-        return added
 
     def __contains__(self, name: str) -> bool:
         return self._key(name) in self._table
