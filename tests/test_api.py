@@ -151,8 +151,10 @@ def test_engine_time_limit_and_stop_from_another_thread(engine):
 def test_engine_options_and_close():
     with pytest.raises(ValueError, match="unknown option 'Hashh'"):
         Engine({"Hashh": 1})
-    eng = Engine({"USI_Hash": 4, "LMR": False, "MultiPV": 2})
+    eng = Engine({"USI_Hash": 4, "LMR": False, "MultiPV": 2, "MaxMovesToDraw": 300})
     assert eng.options["LMR"] is False and eng.options["MultiPV"] == 2
+    searcher = eng._searcher                   # the search options reach the searcher
+    assert searcher.switches["LMR"] == 0 and searcher.max_game_ply == 300
     assert len(eng.analyse(Position(), Limit(depth=2))) == 2      # MultiPV is the default
     with pytest.raises(ValueError, match="option Threads: 0 out of range"):
         eng.configure({"USI_Hash": 2, "Threads": 0})

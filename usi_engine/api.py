@@ -150,10 +150,10 @@ class Engine:
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         import numpy as np
         from .server.options import Options
-        from .search.searcher import Searcher
+        from .search.factory import make_searcher
         self._np = np
-        self._searcher = Searcher()
-        self._options = Options.create(dict(Searcher.SWITCHES))
+        self._searcher = make_searcher()
+        self._options = Options.create()
         self._search_lock = threading.Lock()
         self._stop_lock = threading.Lock()
         self._stop_flag = np.zeros(1, np.int32)
@@ -166,6 +166,7 @@ class Engine:
     def configure(self, options: Mapping[str, object]) -> None:
         """Set options (ValueError naming the option for an unknown name or a bad value;
         nothing is applied then)."""
+        from .search.factory import SearchSettings, configure
         parsed = []
         for name, value in options.items():
             if name not in self._options:
@@ -178,25 +179,22 @@ class Engine:
         network = self._evaluation(values)       # a bad EvalDir raises before any change
         for opt, value in parsed:
             opt.value = value
-        opts = self._options
         with self._search_lock:
-            self._searcher.configure(hash_mb=int(opts["USI_Hash"]), threads=int(opts["Threads"]),
-                                     draw_value=int(opts["DrawValue"]), switches=opts.switches())
+            configure(self._searcher, SearchSettings.from_options(self._options))
             if network is not None:
-                self._eval_key, arrays = network
-                self._searcher.set_network(arrays)
+                self._eval_key, loaded = network
+                self._searcher.set_network(None if loaded is None else loaded.arrays)
 
     def _evaluation(self, values: Mapping[str, object]):
-        """((EvalDir, FV_SCALE), the network's arrays or None for hand-made) when those
+        """((EvalDir, FV_SCALE), the loaded network or None for hand-made) when those
         options change the evaluation, else None.  NNUEFormatError (a ValueError) names the
         file and what is wrong with it."""
-        from .core.network import load_eval_dir, network_arrays
+        from .search.factory import load_network
         key = tuple(str(values.get(name, self._options[name])).strip()
                     for name in ("EvalDir", "FV_SCALE"))
         if key == self._eval_key:
             return None
-        net = load_eval_dir(key[0])
-        return key, None if net is None else network_arrays(net, int(key[1]))
+        return key, load_network(key[0], int(key[1]))
 
     @property
     def name(self) -> str:

@@ -119,12 +119,12 @@ class UsiJudge:
 
 
 class OwnJudge:
-    """This engine's search (in process) as the judge."""
+    """This engine's search (in process) as the judge: one thread, a table of 2^20
+    entries, the hand-made evaluation."""
 
     def __init__(self, depth: int, check_depth: int) -> None:
-        from ..search.searcher import Searcher
-        self.searcher = Searcher()
-        self.searcher.warmup()
+        from ..search.factory import make_searcher
+        self.searcher = make_searcher(warmup=True)
         self.depth, self.check_depth = depth, check_depth
 
     def lines(self, moves: Sequence[str], multipv: int, deep: bool) -> list[tuple[str, int]]:

@@ -1,8 +1,10 @@
 """The heavy half of the engine: numba, the Searcher and the mate solver, set up lazily.
 
 Nothing here is imported before `usi` is answered. The first `isready` (or the first
-`position` / `go` of a GUI that skips it) imports numba, creates the Searcher, and warms
-the compiled code up, so that no clock runs while numba compiles or loads its cache. The mate solver (df-pn, about a fifth of the compile
+`position` / `go` of a GUI that skips it) imports numba, makes the Searcher (factory.py)
+with the options' settings, and warms the compiled code up, so that no clock runs while
+numba compiles or loads its cache; the network EvalDir names is loaded at `isready`
+(factory.load_network), and again after EvalDir or FV_SCALE change. The mate solver (df-pn, about a fifth of the compile
 work) is compiled right after, in the background: `readyok` does not wait for it, the
 mate probe before a search is skipped until it is ready, and `go mate` waits for it.
 """
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Callable
 
 from ..server.options import Options, ascii_clean
+from .factory import SearchSettings, configure, load_network, make_searcher
 
 
 class Backend:
@@ -27,7 +31,7 @@ class Backend:
         self.searcher = None
         self.ready = False
         self._position_cls = None
-        self._config_key = None
+        self._settings: SearchSettings | None = None     # those the Searcher has now
         self._mate_mb = None                # MateHash the mate solver's table was made with
         self._newgame_pending = False
         self._eval_key = None                # (EvalDir, FV_SCALE) now in use; None: not loaded
@@ -76,10 +80,9 @@ class Backend:
         import numpy as np
         self.np = np
         self.position_cls()
-        from .searcher import Searcher
         for msg in self.options.report_pending() + self.options.take_messages():
             self.out.info(msg)
-        self.searcher = Searcher()
+        self.searcher = make_searcher()
         self.configure(force=True)
         t0 = time.monotonic()
         self.searcher.warmup()
@@ -133,20 +136,14 @@ class Backend:
         opts = self.options
         hash_mb, mate_mb, threads = self._fitted(int(opts["USI_Hash"]), int(opts["MateHash"]),
                                                  int(opts["Threads"]))
-        switches = opts.switches()
-        key = (hash_mb, threads, int(opts["DrawValue"]),
-               tuple(sorted(switches.items())), int(opts["MaxMovesToDraw"]),
-               tuple(opts.search_params()))
-        if force or key != self._config_key:
+        settings = replace(SearchSettings.from_options(opts), hash_mb=hash_mb, threads=threads)
+        if force or settings != self._settings:
             try:
-                self.searcher.configure(hash_mb=key[0], threads=key[1], draw_value=key[2],
-                                        switches=dict(key[3]), max_game_ply=key[4],
-                                        search_params=list(key[5]))
+                configure(self.searcher, settings)
             except MemoryError:         # the machine is short of memory now: keep the old table
-                self.out.info(f"USI_Hash {key[0]} MB: out of memory, keeping the table in use")
-                self.searcher.configure(threads=key[1], draw_value=key[2], switches=dict(key[3]),
-                                        max_game_ply=key[4], search_params=list(key[5]))
-            self._config_key = key
+                self.out.info(f"USI_Hash {hash_mb} MB: out of memory, keeping the table in use")
+                configure(self.searcher, replace(settings, hash_mb=None))
+            self._settings = settings
         if force or mate_mb != self._mate_mb:
             from .tsume import default_solver
             try:
@@ -176,13 +173,12 @@ class Backend:
         key = (str(self.options["EvalDir"]).strip(), int(self.options["FV_SCALE"]))
         if key == self._eval_key:
             return
-        from ..core.network import load_eval_dir, network_arrays
         try:
-            net = load_eval_dir(key[0])
+            net = load_network(key[0], key[1])
         except ValueError as exc:
             self.out.info(f"EvalDir: {ascii_clean(exc, 300)}; keeping the previous evaluation")
             return
-        self.searcher.set_network(None if net is None else network_arrays(net, key[1]))
+        self.searcher.set_network(None if net is None else net.arrays)
         self._eval_key = key
         self.out.info("evaluation: hand-made" if net is None else
                       f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}")

@@ -49,19 +49,15 @@ class OwnSearch:
 
     def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16,
                  evaldir: str | None = None) -> None:
-        from ...search.searcher import Searcher
-        from ...core.network import load_eval_dir, network_arrays
+        from ...search.factory import SearchSettings, load_network, make_searcher
         if not depth and not nodes:
             raise ValueError("give a search depth or a node limit (or both)")
         self.depth, self.nodes = depth, nodes
-        self.searcher = Searcher()
-        self.searcher.configure(hash_mb=hash_mb, threads=1)
         # the evaluation the search uses, as the engine's EvalDir option: a network folder
         # (the next round of training is labelled by the last round's network) or hand-made
-        net = load_eval_dir(evaldir) if evaldir else None
-        if net is not None:
-            self.searcher.set_network(network_arrays(net))
-        self.searcher.warmup()
+        network = load_network(evaldir) if evaldir else None
+        self.searcher = make_searcher(SearchSettings(hash_mb=hash_mb, threads=1), network=network,
+                                      warmup=True)
         self._stop = np.zeros(1, np.int32)
 
     def new_game(self) -> None:
