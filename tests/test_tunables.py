@@ -1,21 +1,27 @@
-"""usi_engine.server.tunables: USI option lines, shogiarena's usi_tunables answer, setoption parsing."""
+"""The tunables (core/params.py) as a tuner sees them: Tune_ options and their setoption checks,
+shogiarena's usi_tunables answer, a params.py patch."""
 
 import difflib
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 from usi_engine.server import tunables
+from usi_engine.server.options import Options
 from usi_engine.core.params import PARAMS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_option_lines_declare_every_param_as_a_spin():
-    lines = tunables.usi_option_lines()
+    opts = Options.create()
+    assert not any(line.startswith("option name Tune_") for line in opts.usi_lines())
+    opts.tuning = True
+    lines = [line for line in opts.usi_lines() if line.startswith("option name Tune_")]
     assert len(lines) == len(PARAMS) > 0
     for line, p in zip(lines, PARAMS):
         assert line == (f"option name Tune_{p.name} type spin default {p.default} "
@@ -39,39 +45,37 @@ def test_usi_tunables_answer_has_shogiarenas_form():
 
 
 def test_setoption_maps_back_to_the_table():
+    opts = Options.create()
     values = [p.default for p in PARAMS]
     for i, p in enumerate(PARAMS):
-        assert tunables.parse_setoption(f"Tune_{p.name}", str(p.hi)) == (i, p.hi)
-        assert tunables.parse_setoption(f"tune_{p.name.lower()}", f" {p.lo} ") == (i, p.lo)
-        assert tunables.apply_setoption(values, f"Tune_{p.name}", str(p.lo)) == i
-        assert values[i] == p.lo
-        assert tunables.is_tunable(f"TUNE_{p.name.upper()}")
-    assert not tunables.is_tunable("USI_Hash")
+        opts.set(f"Tune_{p.name}", str(p.hi))
+        values[i] = p.hi
+        assert opts.search_params() == values
+        opts.set(f"tune_{p.name.lower()}", f" {p.lo} ")
+        values[i] = p.lo
+        assert opts.search_params() == values
+        assert f"TUNE_{p.name.upper()}" in opts and opts.get_option(f"TUNE_{p.name.upper()}").tunable
+    assert not opts.get_option("USI_Hash").tunable
 
 
 def test_bad_setoption_values_are_refused_and_nothing_is_lost():
     p = PARAMS[0]
-    values = [q.default for q in PARAMS]
-    before = list(values)
+    opts = Options.create()
+    before = opts.search_params()
     for name, value, error in [
-            ("Tune_NoSuchThing", "1", "Tune_NoSuchThing: not a tunable"),
-            (p.name, "1", f"{p.name}: not a tunable"),                 # the prefix is needed
-            (f"Tune_{p.name}", "abc", f"Tune_{p.name}: 'abc' is not an integer"),
-            (f"Tune_{p.name}", "1.5", "is not an integer"),
-            (f"Tune_{p.name}", str(p.hi + 1), f"Tune_{p.name}: {p.hi + 1} is outside {p.lo}..{p.hi}"),
-            (f"Tune_{p.name}", str(p.lo - 1), "is outside")]:
-        with pytest.raises(ValueError, match=error.replace(".", r"\.").replace("(", r"\(")):
-            tunables.apply_setoption(values, name, value)
-        assert values == before
+            ("Tune_NoSuchThing", "1", "unknown option Tune_NoSuchThing"),
+            (p.name, "1", f"unknown option {p.name}"),                 # the prefix is needed
+            (f"Tune_{p.name}", "abc", f"option Tune_{p.name}: expected an integer, got 'abc'"),
+            (f"Tune_{p.name}", "1.5", "expected an integer"),
+            (f"Tune_{p.name}", str(p.hi + 1), f"option Tune_{p.name}: {p.hi + 1} out of range [{p.lo}, {p.hi}]"),
+            (f"Tune_{p.name}", str(p.lo - 1), "out of range")]:
+        with pytest.raises(ValueError, match=re.escape(error)):
+            opts.set(name, value)
+        assert opts.search_params() == before
 
 
-def test_cfg_and_params_patch():
+def test_params_patch():
     tuned = {p.name: p.lo for p in PARAMS}
-    text = tunables.cfg_text(tuned, "SPSA result\n100 pairs")
-    assert text.splitlines()[:3] == ["; SPSA result", "; 100 pairs", "[options]"]
-    assert f"Tune_{PARAMS[0].name} = {PARAMS[0].lo}" in text
-    with pytest.raises(ValueError, match="not in core/params.py: Bogus"):
-        tunables.cfg_text({"Bogus": 1})
     source = open(os.path.join(REPO, "usi_engine", "core", "params.py")).read()
     patched = tunables.with_defaults(source, tuned)
     changed = [line for line in difflib.unified_diff(source.splitlines(), patched.splitlines(), lineterm="")
