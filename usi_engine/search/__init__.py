@@ -2,5 +2,7 @@
 
 `searcher.py` owns the core's arrays and runs iterative deepening over them; `factory.py`
 builds a searcher with its options and network (the one way to make one);
-`backend.py` sets one up lazily for the USI server; `tsume.py` answers `go mate`.
+`backend.py` sets one up lazily for the USI server; `tsume.py` answers `go mate`;
+`switches.py` declares the search's switches (a plain module: the options read it before
+numba loads).
 """
