@@ -33,7 +33,7 @@ from usi_engine.position import Position
 from usi_engine.search.searcher import Searcher, IterationInfo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_POSITIONS = os.path.join(HERE, "bench_positions.txt")
+DEFAULT_POSITIONS = os.path.join(HERE, os.pardir, "usi_engine", "data", "bench_positions.txt")
 DEFAULT_DEPTH = 11
 DEFAULT_HASH_MB = 64
 # --time-to-depth uses these entries of the position file (0-based, data lines only):

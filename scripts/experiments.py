@@ -7,7 +7,7 @@
     python scripts/experiments.py yss-table                                # YSS's Table 1, computed
     python scripts/experiments.py make-problems                            # rebuild the problem set
 
-`run` searches every position of the problem set (scripts/problems_classic.sfen) to a fixed
+`run` searches every position of the problem set (usi_engine/data/problems_classic.sfen) to a fixed
 depth twice, with the technique's switch off and on (everything else at its default), one
 thread, a fresh TT and history per search, and prints per depth: the nodes and the seconds
 to finish that depth (summed over the positions), the deepest seldepth and the deepest
@@ -39,7 +39,8 @@ from bench import load_positions, make_position, fresh  # noqa: E402
 from usi_engine.position import Position  # noqa: E402
 from usi_engine.core.params import INDEX, defaults  # noqa: E402
 
-DEFAULT_PROBLEMS = os.path.join(HERE, "problems_classic.sfen")
+DATA = os.path.join(os.path.dirname(HERE), "usi_engine", "data")
+DEFAULT_PROBLEMS = os.path.join(DATA, "problems_classic.sfen")
 DEFAULT_HASH_MB = 64
 
 # technique -> (switches turned on, core/params.py constants changed, switches of both runs)
@@ -355,7 +356,7 @@ def cmd_make_problems(args) -> int:
     """Self-play from balanced openings; positions classified by searches at two depths."""
     searcher = _searcher(args.hash)
     rng = random.Random(args.seed)
-    openings = [line.strip() for line in open(os.path.join(HERE, "openings_balanced.txt"), encoding="utf-8")
+    openings = [line.strip() for line in open(os.path.join(DATA, "openings_balanced.txt"), encoding="utf-8")
                 if line.strip() and not line.startswith("#")]
     picked = rng.sample(range(len(openings)), args.games)
     quiet, tactical = [], []
@@ -417,9 +418,9 @@ def cmd_make_problems(args) -> int:
 
 def _mate_problems() -> list[str]:
     """Mate problems copied from the repository's own verified sets: the mating attacks of
-    scripts/bench_positions.txt and tsume of 5-11 plies from tests/data/tsume.txt."""
+    usi_engine/data/bench_positions.txt and tsume of 5-11 plies from tests/data/tsume.txt."""
     out = []
-    for sfen, comment in load_positions(os.path.join(HERE, "bench_positions.txt")):
+    for sfen, comment in load_positions(os.path.join(DATA, "bench_positions.txt")):
         if comment.startswith("mating attack"):
             n = int(comment.rsplit("mate in", 1)[1].split()[0])
             out.append(f"{sfen}  # mate; scripts/bench_positions.txt ({comment}); ref - mate {n}")

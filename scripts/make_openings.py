@@ -11,7 +11,7 @@ engine (docs/match.md#opening-suites).
     python scripts/make_openings.py --count 300 --out my_openings.txt            # our search
     python scripts/make_openings.py --engine ../shared/opponents/fairy-stockfish-2026 \\
         --engine-option USI_Hash=64 --depth 8 --check-depth 14 --seed 2026 \\
-        --count 200 --out scripts/openings_heldout.txt
+        --count 200 --out usi_engine/data/openings_heldout.txt
 
 The same judge, settings and seed make the same file; lines are `startpos moves ...`.
 """

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from usi_engine.match import cli as match_cli  # noqa: E402
 
-OPENINGS = ROOT / "scripts" / "openings_balanced.txt"
+OPENINGS = ROOT / "usi_engine" / "data" / "openings_balanced.txt"
 FOULS = {"illegal move", "time loss", "crash", "timeout", "false win declaration"}
 BUSY_LINE = "go received while thinking"
 
