@@ -1,11 +1,8 @@
 #!/usr/bin/env python3
-"""Engine-vs-engine matches between USI engines; see ``--help`` and docs/match.md."""
-import os
+"""The same as `usi-engine match` (see its --help); kept so that recorded commands still run."""
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from usi_engine.match.cli import main  # noqa: E402
+from usi_engine.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["match", *sys.argv[1:]]))

@@ -1,11 +1,8 @@
 #!/usr/bin/env python3
-"""SPSA tuning of an engine's constants by game pairs; see ``--help`` and docs/scaling.md."""
-import os
+"""The same as `usi-engine tune` (see its --help); kept so that recorded commands still run."""
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from usi_engine.match.tunecli import main  # noqa: E402
+from usi_engine.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["tune", *sys.argv[1:]]))

@@ -1,5 +1,6 @@
-"""`usi-engine NAME ...`: every subcommand answers --help, and an unknown word is still an
-error of the engine's own parser, not a subcommand."""
+"""`usi-engine NAME ...`: every subcommand answers --help with its own usage, `--help` names
+them all, an unknown word is still an error of the engine's own parser (with a hint), and the
+engine's path imports none of them."""
 from __future__ import annotations
 
 import subprocess
@@ -23,6 +24,10 @@ def test_every_subcommand_answers_help(name):
     done = run(name, "--help")
     assert done.returncode == 0, done.stderr[-1000:]
     assert done.stdout.startswith("usage: ") and done.stderr == ""
+    # its own usage: the first line names the command (match.py, usi-engine bench, ...), and
+    # it is not the engine's
+    first = done.stdout.splitlines()[0]
+    assert name in first and not first.startswith("usage: usi-engine [-h] [--config PATH]")
 
 
 def test_help_names_every_subcommand_and_a_wrong_word_is_refused():
@@ -30,3 +35,24 @@ def test_help_names_every_subcommand_and_a_wrong_word_is_refused():
     assert all(f"usi-engine {name}" in listed for name in SUBCOMMANDS)
     wrong = run("matchh")
     assert wrong.returncode == 2 and "unrecognized arguments: matchh" in wrong.stderr
+    assert "did you mean 'usi-engine match'?" in wrong.stderr
+    assert "usi-engine --help lists the commands" in run("--no-such-flag").stderr
+
+
+def test_every_subcommand_module_has_a_main():
+    for word, (module, what) in SUBCOMMANDS.items():
+        assert module.startswith("usi_engine.") and what, word
+        path = REPO / (module.replace(".", "/") + ".py")
+        assert "\ndef main(argv" in path.read_text(encoding="utf-8"), module
+
+
+def test_the_engine_and_the_table_import_no_command():
+    # `usi` is answered before numba loads: the command line and the commands package import
+    # the standard library only; a command's module is imported when its word is given
+    code = ("import sys, usi_engine.cli, usi_engine.commands\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy', 'torch')\n"
+            "         or (m.startswith('usi_engine.commands.') or m in ('usi_engine.match.cli',))]\n"
+            "print(heavy)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -1,6 +1,7 @@
 """The documentation keeps its promises: links resolve, README's commands exist and answer
-`--help`, README's "Strength and speed" table is the newest rows of docs/results.md, and
-`usi-engine --help` names every companion tool."""
+`--help`, README's "Strength and speed" table is the newest rows of docs/results.md,
+`usi-engine --help` names every subcommand, the docs name each one, and every script left in
+scripts/ is a wrapper of one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from usi_engine.cli import COMMANDS, TOOLS
+from usi_engine.cli import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -131,7 +132,7 @@ def help_call(command: str) -> list[str] | None:
 
 def test_readme_commands_name_tools_that_answer_help():
     calls = {tuple(call) for call in map(help_call, readme_commands()) if call}
-    assert any("match.py" in " ".join(call) for call in calls)     # the parser found them
+    assert any("match" in " ".join(call) for call in calls)        # the parser found them
 
     def run(call):
         done = subprocess.run(call, cwd=ROOT, capture_output=True, text=True,
@@ -211,18 +212,57 @@ def test_a_stale_readme_figure_is_caught():
         f"{result!r} in docs/results.md"]
 
 
-# --- usi-engine --help -------------------------------------------------------------------
+# --- usi-engine --help, the subcommands and the scripts --------------------------------------
 
-def test_help_lists_every_command_and_every_script():
+_WRAPPER = re.compile(r'^    sys\.exit\(main\(\["([a-z-]+)", \*sys\.argv\[1:\]\]\)\)$', re.M)
+
+
+def wrapped_subcommand(script: Path) -> str | None:
+    """The subcommand a scripts/*.py wrapper runs, or None when the file is not such a wrapper
+    (it does more than `main(["NAME", *sys.argv[1:]])`, or it edits sys.path)."""
+    text = script.read_text(encoding="utf-8")
+    found = _WRAPPER.findall(text)
+    if len(found) != 1 or "sys.path" in text or "from usi_engine.cli import main" not in text:
+        return None
+    return found[0]
+
+
+def test_help_lists_every_subcommand():
     done = subprocess.run([sys.executable, "-m", "usi_engine", "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=HELP_TIMEOUT_S)
     assert done.returncode == 0
-    listed = {name for name, _ in TOOLS}
-    scripts = {path.name for path in (ROOT / "scripts").glob("*.py")}
-    assert listed == scripts
-    for name, what in COMMANDS + TOOLS:
-        assert re.search(rf"^  {re.escape(name)}\s+{re.escape(what)}$", done.stdout, re.M), name
+    for word, (_, what) in SUBCOMMANDS.items():
+        assert re.search(rf"^  usi-engine {re.escape(word)}\s+{re.escape(what)}$", done.stdout, re.M), word
     assert "--warmup" in done.stdout and "--config" in done.stdout
+
+
+def test_every_script_is_a_wrapper_of_a_subcommand():
+    runs = {script.name: wrapped_subcommand(script) for script in (ROOT / "scripts").glob("*.py")}
+    assert {name: word for name, word in runs.items() if word not in SUBCOMMANDS} == {}
+
+
+def test_a_script_that_is_more_than_a_wrapper_is_caught(tmp_path):
+    wrapper = ('import sys\n\nfrom usi_engine.cli import main\n\nif __name__ == "__main__":\n'
+               '    sys.exit(main(["bench", *sys.argv[1:]]))\n')
+    (tmp_path / "bench.py").write_text(wrapper, encoding="utf-8")
+    (tmp_path / "path.py").write_text(wrapper.replace("import sys\n", "import sys\nsys.path.insert(0, '.')\n"),
+                                      encoding="utf-8")
+    assert wrapped_subcommand(tmp_path / "bench.py") == "bench"
+    assert wrapped_subcommand(tmp_path / "path.py") is None
+    assert wrapped_subcommand(ROOT / "usi_engine" / "commands" / "bench.py") is None
+
+
+def test_every_subcommand_is_documented():
+    """README or a page of docs/ names each subcommand: as `usi-engine NAME`, or as the
+    script that runs it in recorded commands."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in [README, *ROOT.glob("docs/*.md")])
+    names = {word: [f"usi-engine {word}"] for word in SUBCOMMANDS}
+    for script in (ROOT / "scripts").glob("*.py"):
+        if wrapped_subcommand(script) in names:
+            names[wrapped_subcommand(script)].append(f"scripts/{script.name}")
+    missing = [word for word, forms in names.items()
+               if not any(re.search(rf"{re.escape(form)}(?![\w-])", text) for form in forms)]
+    assert missing == []
 
 
 # --- the project speaks of itself ------------------------------------------------------

@@ -320,8 +320,7 @@ def test_evaldir_run_is_recorded_and_checked_on_resume(generated, network_dir, t
 
 
 def test_cli_refuses_evaldir_with_a_teacher(tmp_path, capsys):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-    import gensfen as cli
+    from usi_engine.commands import gensfen as cli
     with pytest.raises(SystemExit, match="--teacher-option EvalDir=DIR"):
         cli.config_from_args(cli.parse_args(["--out", str(tmp_path / "x"), "--positions", "10",
                                              "--evaldir", "nets/a", "--teacher", "engine"]))
@@ -329,8 +328,7 @@ def test_cli_refuses_evaldir_with_a_teacher(tmp_path, capsys):
 
 
 def test_cli_refuses_a_bad_teacher_option(tmp_path):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-    import gensfen as cli
+    from usi_engine.commands import gensfen as cli
     args = ["--out", str(tmp_path / "x"), "--positions", "10", "--teacher", "engine"]
     cfg = cli.config_from_args(cli.parse_args(args + ["--teacher-option", "Thread=1",
                                                       "--teacher-option", "Path=a=b"]))

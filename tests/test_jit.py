@@ -117,11 +117,9 @@ def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
 
 
 def test_perf_profile_maps_freshly_compiled_functions(tmp_path):
-    # scripts/perf_profile.py names jitted code for perf: the address of every compiled
+    # usi-engine perf-profile names jitted code for perf: the address of every compiled
     # function, written as perf's "<start> <size> <name>" map, names shortened for reading
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "scripts"))
-    from perf_profile import jitted_symbols, write_perf_map, short_name
+    from usi_engine.commands.perf_profile import jitted_symbols, write_perf_map, short_name
     _calls_with_many_shapes(np.array([3, 4], np.int64))
     symbols = jitted_symbols([_scaled, _calls_with_many_shapes])
     names = [short_name(name) for _, name in symbols]

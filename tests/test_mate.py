@@ -3,7 +3,6 @@ pawn-drop-mate positions, repetition, the API's limits, and mate_in_1 / mate_in_
 check generator against cshogi on positions from random play."""
 from __future__ import annotations
 
-import importlib.util
 import random
 import threading
 import time
@@ -21,9 +20,7 @@ from usi_engine.search.tsume import MateSolver, solve                           
 from usi_engine.position import Position, move_to_usi                    # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("mate_bench", ROOT / "scripts" / "mate_bench.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+from usi_engine.commands import mate as bench                             # noqa: E402
 
 PROBLEMS = bench.load_problems(str(ROOT / "tests" / "data" / "tsume.txt"))
 MATES = [p for p in PROBLEMS if p[1] != "nomate"]

@@ -486,7 +486,7 @@ def engine_exe(tmp_path, monkeypatch):
     if os.environ.get("USI_ENGINE_CMD"):
         return _executable(tmp_path, "engine.sh", engine_command())
     monkeypatch.setenv("USI_ENGINE_PYTHON", sys.executable)
-    return str(REPO / "scripts" / "usi-engine.sh")
+    return str(REPO / "launchers" / "usi-engine.sh")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ included); one run per command goes through a real subprocess for the exit statu
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from usi_engine.cli import SUBCOMMANDS
+
 REPO = Path(__file__).resolve().parent.parent
 SHARD = REPO / "tests" / "data" / "training" / "shard_00000.bin"
 
 
 def script_main(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    """The main of the subcommand that scripts/NAME.py runs."""
+    word = {"train_nnue": "train"}.get(name, name)
+    return importlib.import_module(SUBCOMMANDS[word][0]).main
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """Rescoring PackedSfenValue records with another USI engine: what is kept, what is dropped,
 the sample, resuming, and a real engine through USI."""
-import os
 import random
 import sys
 
@@ -194,8 +193,7 @@ def test_every_below_one_is_refused(one_file, tmp_path):
 
 
 def test_cli_refuses_a_bad_teacher_option(tmp_path, capsys):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-    import rescore as cli
+    from usi_engine.commands import rescore as cli
     with pytest.raises(SystemExit):
         cli.main([str(tmp_path), "--out", str(tmp_path / "o"), "--teacher", "x",
                   "--teacher-option", "Thread"])

@@ -7,7 +7,6 @@ engine as the teacher) and train_nnue (K+P on the fixture shards).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import signal
@@ -125,9 +124,7 @@ def test_training_killed_resumes_to_the_same_network(tmp_path):
 
 
 def test_training_refuses_a_checkpoint_of_other_settings(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("train_nnue_script", REPO / "scripts" / "train_nnue.py")
-    train_nnue = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train_nnue)
+    from usi_engine.commands import train as train_nnue
     args = [str(DATA), "--epochs", "1", "--batch-size", "64", "--threads", "1", "--device", "cpu",
             "--no-progress", "--out", str(tmp_path)]
     assert train_nnue.main(args) == 0

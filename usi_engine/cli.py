@@ -1,9 +1,7 @@
 """Command line entry point: `usi-engine` and `python -m usi_engine`.
 
     usi-engine [--config PATH] [--warmup] [--debug]
-    usi-engine analyse RECORD [...]     (docs/analysis.md)
-    usi-engine makebook ...             (build an opening book, docs/book.md)
-    usi-engine match ... | tune ...     (matches and SPSA tuning, docs/match.md)
+    usi-engine COMMAND [...]            (the table SUBCOMMANDS: analyse, match, bench, ...)
 
 --config PATH   engine.cfg to read (also: env USI_ENGINE_CONFIG); default: engine.cfg
                 at the repository root next to the package, if present
@@ -23,48 +21,51 @@ from .server.options import Options, read_switches_without_import
 
 REPO_CFG = Path(__file__).resolve().parent.parent / "engine.cfg"
 
-# `usi-engine --help` lists every command of the project, one line each; tests/test_docs.py
-# checks that each script named here exists and that every script in scripts/ is named.
-COMMANDS = (
-    ("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
-    ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit"),
-    ("usi-engine analyse RECORD", "judge every move of a game record (also usi-engine-analyse)"),
-    ("usi-engine makebook", "build an opening book (.db) from records or the engine's search"),
-    ("usi-engine match", "engine-vs-engine matches (the same as scripts/match.py)"),
-    ("usi-engine tune", "SPSA tuning (the same as scripts/tune.py)"),
-)
-TOOLS = (
-    ("match.py", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
-    ("tune.py", "SPSA tuning of the search's constants by game pairs, local or on Ray"),
-    ("soak.py", "many short games, then an audit of every USI exchange"),
-    ("fuzz.py", "the fuzz tests with a long budget: cases tried and failures per reader"),
-    ("clock_use.py", "how much of its clock each engine used, from a match's logs"),
-    ("score_gap.py", "how a match was lost: score collapses and disagreements"),
-    ("make_openings.py", "a suite of balanced openings for matches, judged by any USI engine"),
-    ("move_times.py", "relay, engine and server time of each move, from a match's logs"),
-    ("analyse.py", "the same as usi-engine analyse"),
-    ("gensfen.py", "self-play training positions (PackedSfenValue shards)"),
-    ("rescore.py", "training positions scored again by another USI engine"),
-    ("distill_data.py", "pretraining positions labelled by the hand-made evaluation"),
-    ("train_nnue.py", "train an NNUE network and export nn.bin"),
-    ("bench.py", "the search benchmark and its node-count signature"),
-    ("nnue_bench.py", "the search and the evaluator's parts with a network"),
-    ("perft.py", "perft, divide, the perft suite, comparison with cshogi"),
-    ("make_perft_suite.py", "rebuild the perft suite of the tests"),
-    ("mate_bench.py", "the tsume set: mate-solver benchmark and oracle"),
-    ("experiments.py", "the classic search techniques, on against off"),
-    ("compile_profile.py", "what numba compiles on a cold start, and how long"),
-    ("perf_profile.py", "where the search spends its time (Linux perf)"),
-)
+# Every subcommand, in the order `usi-engine --help` lists them: word -> (module, one line
+# for --help).  `usi-engine WORD ...` imports the module only then and runs its main(argv)
+# with the rest of the line, so the engine itself (no word) starts without any of them.
+# scripts/*.py are wrappers of these (tests/test_docs.py checks both lists).
+_C = "usi_engine.commands."
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    # games: analysis, books, matches
+    "analyse": ("usi_engine.analysis.cli", "judge every move of a game record (also usi-engine-analyse)"),
+    "makebook": ("usi_engine.book.makebook",
+                 "build an opening book (.db) from records or the engine's search"),
+    "match": ("usi_engine.match.cli", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
+    "tune": ("usi_engine.match.tunecli",
+             "SPSA tuning of the search's constants by game pairs, local or on Ray"),
+    "make-openings": (_C + "make_openings",
+                      "a suite of balanced openings for matches, judged by any USI engine"),
+    "soak": (_C + "soak", "many short games, then an audit of every USI exchange"),
+    "clock-use": (_C + "clock_use", "how much of its clock each engine used, from a match's logs"),
+    "move-times": (_C + "move_times", "relay, engine and server time of each move, from a match's logs"),
+    "score-gap": (_C + "score_gap", "how a match was lost: score collapses and disagreements"),
+    # training data and networks
+    "gensfen": (_C + "gensfen", "self-play training positions (PackedSfenValue shards)"),
+    "rescore": (_C + "rescore", "training positions scored again by another USI engine"),
+    "distill": (_C + "distill", "pretraining positions labelled by the hand-made evaluation"),
+    "train": (_C + "train", "train an NNUE network and export nn.bin"),
+    # measuring and checking the engine
+    "bench": (_C + "bench", "the search benchmark and its node-count signature"),
+    "nnue-bench": (_C + "nnue_bench", "the search and the evaluator's parts with a network"),
+    "perft": (_C + "perft", "perft, divide, the perft suite, comparison with cshogi"),
+    "make-perft-suite": (_C + "make_perft_suite", "rebuild the perft suite of the tests"),
+    "mate": (_C + "mate", "the tsume set: mate-solver benchmark and oracle"),
+    "experiments": (_C + "experiments", "the classic search techniques, on against off"),
+    "compile-profile": (_C + "compile_profile", "what numba compiles on a cold start, and how long"),
+    "perf-profile": (_C + "perf_profile", "where the search spends its time (Linux perf)"),
+    "fuzz": (_C + "fuzz", "the fuzz tests with a long budget: cases tried and failures per reader"),
+}
 
 
 def commands_epilog() -> str:
-    """The text after the options in `usi-engine --help`."""
-    width = max(len(name) for name, _ in COMMANDS + TOOLS) + 2
-    lines = ["commands:"]
-    lines += [f"  {name:<{width}}{what}" for name, what in COMMANDS]
-    lines += ["", "companion tools (python scripts/NAME --help):"]
-    lines += [f"  {name:<{width}}{what}" for name, what in TOOLS]
+    """The text after the options in `usi-engine --help`: every way to start the command."""
+    rows = [("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
+            ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit")]
+    rows += [(f"usi-engine {word}", what) for word, (_, what) in SUBCOMMANDS.items()]
+    width = max(len(name) for name, _ in rows) + 2
+    lines = ["commands (usi-engine COMMAND --help for each one's options):"]
+    lines += [f"  {name:<{width}}{what}" for name, what in rows]
     lines += ["", "documentation: README.md and docs/ in the repository"]
     return "\n".join(lines)
 
@@ -138,28 +139,29 @@ def warmup(config: str | None = None, quiet: bool = False) -> int:
     return 0
 
 
-# `usi-engine NAME ...` runs the module's main(argv) with the rest of the line; imported only
-# when named, so that the engine itself starts without them
-SUBCOMMANDS = {
-    "analyse": "usi_engine.analysis.cli",       # docs/analysis.md
-    "makebook": "usi_engine.book.makebook",     # docs/book.md
-    "match": "usi_engine.match.cli",            # docs/match.md (also scripts/match.py)
-    "tune": "usi_engine.match.tunecli",         # docs/scaling.md (also scripts/tune.py)
-}
+def _suggestion(word: str) -> str:
+    """The hint after an unknown word: the subcommand it most likely meant, and where the
+    list is."""
+    import difflib
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
+    meant = f"did you mean 'usi-engine {close[0]}'? " if close else ""
+    return f" ({meant}usi-engine --help lists the commands)"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] and argv[0] in SUBCOMMANDS:
         import importlib
-        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
+        return importlib.import_module(SUBCOMMANDS[argv[0]][0]).main(argv[1:])
     parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine",
                                      epilog=commands_epilog(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
     parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")
     parser.add_argument("--debug", action="store_true", help="keep stderr for debugging")
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{_suggestion(unknown[0])}")
 
     if args.warmup:
         return warmup(args.config)
