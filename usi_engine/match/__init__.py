@@ -4,7 +4,11 @@
 * :mod:`.stats` -- pentanomial and trinomial Elo intervals, LOS, SPRT;
 * :mod:`.usiproc` -- a USI engine subprocess with deadlines on every answer;
 * :mod:`.records` -- CSA and KIF game records;
-* :mod:`.runner` -- game loop, clocks, openings, concurrent scheduling, summary;
+* :mod:`.config` -- time controls, engines, openings (files and random), the match's settings;
+* :mod:`.schedule` -- who plays whom, in game pairs sharing an opening;
+* :mod:`.game` -- one game: clocks, ``go``, the players' processes, pondering, the game loop;
+* :mod:`.results` -- per-pair statistics, the progress line, the report, summary.json, records on disk;
+* :mod:`.runner` -- the match: tables playing the scheduled games concurrently;
 * :mod:`.cli` -- the command line of ``scripts/match.py``;
 * :mod:`.raycluster` -- the games on a Ray cluster (``--ray``; the only module importing ray);
 * :mod:`.spsa` -- SPSA's arithmetic and checkpoint (fishtest's form);

@@ -14,10 +14,11 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
-from ..textfile import read_text_lines
 from .play import run_match
-from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
-                     parse_opening_line, random_openings, unique_names)
+from .config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings, random_openings,
+                     unique_names)
+from .records import GameRecord
+from .results import MatchResult
 from .stats import Sprt, parse_pentanomial
 
 TC_KEYS = {"time": "time_ms", "inc": "inc_ms", "byoyomi": "byoyomi_ms", "nodes": "nodes", "depth": "depth"}
@@ -248,22 +249,6 @@ def make_sprt(values: Optional[Sequence[float]], prior: Any = None) -> Optional[
     return Sprt(*values, prior=parse_pentanomial(str(prior)))
 
 
-def read_openings(path: str) -> list[Opening]:
-    """The openings of a file, one per line; ValueError names the file (and the line) that
-    is missing, not text, empty, or holds something else than openings."""
-    openings = []
-    for number, line in enumerate(read_text_lines(path, "openings"), 1):
-        try:
-            opening = parse_opening_line(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}: line {number}: {str(exc)[:200]}") from None
-        if opening is not None:
-            openings.append(opening)
-    if not openings:
-        raise ValueError(f"{path}: no openings in the file")
-    return openings
-
-
 def command_problem(cmd: Sequence[str], cwd: Optional[str] = None) -> Optional[str]:
     """Why an engine command cannot start here (None when it can): its program is missing,
     not executable, or not on PATH; or its working directory is missing."""
@@ -287,7 +272,7 @@ def command_problem(cmd: Sequence[str], cwd: Optional[str] = None) -> Optional[s
 def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     needed = max(1, (int(settings["games"]) + 1) // 2)
     if settings.get("openings"):
-        return read_openings(str(settings["openings"]))
+        return load_openings(str(settings["openings"]))
     if settings.get("random_openings"):
         return random_openings(needed, int(settings["random_openings"]), settings.get("seed"))
     return [Opening()]
