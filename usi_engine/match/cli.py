@@ -14,6 +14,7 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
+from ..progress import StatusLine
 from .play import run_match
 from .config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings, random_openings,
                      unique_names)
@@ -319,28 +320,17 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     return config, bool(settings["quiet"])
 
 
-class Progress:
-    """The live progress line on stderr (redrawn in place on a terminal)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
+class Progress(StatusLine):
+    """The live progress line on stderr (redrawn in place on a terminal; elsewhere a line
+    per game, naming the game)."""
 
     def __call__(self, result: MatchResult, game: GameRecord) -> None:
         if self.quiet:
             return
         line = result.progress_line()
-        if self.tty:
-            sys.stderr.write("\r\033[K" + line)
-        else:
-            assert game.outcome is not None
-            sys.stderr.write(f"{line}  (game {game.index}: {game.black} vs {game.white} "
-                             f"{game.outcome.result_str} {game.outcome.reason.value})\n")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.tty and not self.quiet:
-            sys.stderr.write("\n")
+        assert game.outcome is not None
+        self.show(line, f"{line}  (game {game.index}: {game.black} vs {game.white} "
+                        f"{game.outcome.result_str} {game.outcome.reason.value})")
 
 
 def describe(config: MatchConfig) -> str:
