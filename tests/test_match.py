@@ -17,9 +17,11 @@ import shogi.KIF
 from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
-from usi_engine.match.runner import (Clock, EngineSpec, go_command, MatchConfig, MatchResult, Opening, TimeControl, load_openings,
-                                     material_balance, parse_opening_line, random_openings,
-                                     schedule)
+from usi_engine.match.config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings,
+                                     material_balance, parse_opening_line, random_openings)
+from usi_engine.match.game import GameClock, go_command
+from usi_engine.match.results import MatchResult
+from usi_engine.match.schedule import schedule
 from usi_engine.match.play import run_match
 from usi_engine.match.stats import Sprt
 
@@ -194,6 +196,30 @@ def test_random_openings_are_balanced_and_reproducible():
         assert len(o.moves) == 10 and abs(material_balance(ref.board)) <= 2
 
 
+def test_opening_file_errors_name_the_file_and_the_line(tmp_path):
+    path = tmp_path / "openings.txt"
+    path.write_text("# two good lines, then a bad one\nstartpos\nstartpos moves 7g7f\nsfen 9/9 b\n")
+    with pytest.raises(ValueError) as bad:
+        load_openings(str(path))
+    assert str(bad.value) == f"{path}: line 4: bad opening line: 'sfen 9/9 b'"
+    path.write_text("startpos moves 7g7f 7g7f\n")
+    with pytest.raises(ValueError, match="illegal opening move '7g7f'") as illegal:
+        load_openings(str(path))
+    assert str(illegal.value).startswith(f"{path}: line 1: ")
+    path.write_text("# nothing but a comment\n\n")
+    with pytest.raises(ValueError) as empty:
+        load_openings(str(path))
+    assert str(empty.value) == f"{path}: no openings in the file"
+    path.write_bytes(b"\xff\xfe startpos\n")
+    with pytest.raises(ValueError) as binary:
+        load_openings(str(path))
+    assert str(binary.value) == f"{path}: not a text file of openings (not UTF-8)"
+    missing = tmp_path / "missing.txt"
+    with pytest.raises(ValueError) as gone:
+        load_openings(str(missing))
+    assert str(gone.value).startswith(f"{missing}: ")
+
+
 def test_schedule_plays_pairs_with_colours_swapped():
     plan = schedule(2, 4, [Opening(), Opening(moves=("7g7f",))])
     assert [(g.black, g.white, g.opening_index, g.pair) for g in plan] == [
@@ -238,20 +264,20 @@ def test_records_parse_back(sfen):
 
 
 def test_clocks_and_go_commands():
-    byo = (Clock(TimeControl(time_ms=2000, byoyomi_ms=1000)), Clock(TimeControl(time_ms=2000, byoyomi_ms=1000)))
+    byo = (GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)), GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)))
     assert go_command(byo, BLACK) == "go btime 2000 wtime 2000 byoyomi 1000"
     assert byo[BLACK].allowed_ms() == 3000
     byo[BLACK].consume(2500)  # main time gone, into byoyomi
     assert byo[BLACK].remaining_ms == 0 and byo[BLACK].allowed_ms() == 1000
-    fischer = (Clock(TimeControl(time_ms=10000, inc_ms=500)), Clock(TimeControl(time_ms=8000, inc_ms=500)))
+    fischer = (GameClock(TimeControl(time_ms=10000, inc_ms=500)), GameClock(TimeControl(time_ms=8000, inc_ms=500)))
     assert go_command(fischer, WHITE) == "go btime 10000 wtime 8000 binc 500 winc 500"
     assert fischer[WHITE].allowed_ms() == 8500  # the increment is usable for this move
     fischer[WHITE].consume(1500)
     assert fischer[WHITE].remaining_ms == 7000
-    nodes = (Clock(TimeControl(nodes=5000)), Clock(TimeControl(depth=3)))
+    nodes = (GameClock(TimeControl(nodes=5000)), GameClock(TimeControl(depth=3)))
     assert go_command(nodes, BLACK) == "go nodes 5000" and go_command(nodes, WHITE) == "go depth 3"
     assert nodes[BLACK].allowed_ms() is None
-    mixed = (Clock(TimeControl(byoyomi_ms=1000, nodes=100)), Clock(TimeControl(byoyomi_ms=1000)))
+    mixed = (GameClock(TimeControl(byoyomi_ms=1000, nodes=100)), GameClock(TimeControl(byoyomi_ms=1000)))
     assert go_command(mixed, BLACK) == "go btime 0 wtime 0 byoyomi 1000 nodes 100"
 
 

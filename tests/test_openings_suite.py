@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from usi_engine.match.openings import MAX_ATTEMPTS, SuiteSettings, make_suite
-from usi_engine.match.runner import load_openings
+from usi_engine.match.config import load_openings
 from usi_engine.position import Position
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

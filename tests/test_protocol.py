@@ -586,7 +586,7 @@ def _assert_random_mover_beaten(result: str, moves: list[str], sign: int) -> Non
         assert sign * _material(moves) >= RANDOM_MOVER_DEFICIT, (result, _material(moves), moves)
 
 
-# pawn units (match.runner's material values) the random mover is behind when a game is cut:
+# pawn units (match.config's material values) the random mover is behind when a game is cut:
 # seen +7 after the 30 plies of the 1 s game, +10 and more after 60; an engine that plays its
 # worst move is behind instead
 RANDOM_MOVER_DEFICIT = 4
@@ -594,7 +594,7 @@ RANDOM_MOVER_DEFICIT = 4
 
 def _material(moves: list[str]) -> int:
     """Black's material less white's after `moves` from the start (pieces in hand too)."""
-    from usi_engine.match.runner import material_balance
+    from usi_engine.match.config import material_balance
     board = shogi.Board()
     for move in moves:
         board.push_usi(move)

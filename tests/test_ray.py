@@ -21,7 +21,7 @@ from usi_engine import cluster
 from usi_engine.match.raycluster import RayMatch, connect
 from usi_engine.match.referee import Reason
 from usi_engine.match.play import run_match
-from usi_engine.match.runner import EngineSpec, MatchConfig, TimeControl, random_openings
+from usi_engine.match.config import EngineSpec, MatchConfig, TimeControl, random_openings
 from usi_engine.match.stats import Sprt
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

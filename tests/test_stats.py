@@ -8,7 +8,7 @@ import pytest
 from usi_engine.match import stats
 from usi_engine.match.records import GameRecord
 from usi_engine.match.referee import BLACK, WHITE, Outcome, Reason
-from usi_engine.match.runner import PairResult
+from usi_engine.match.results import PairResult
 from usi_engine.match.stats import Results, Sprt
 
 

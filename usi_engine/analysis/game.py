@@ -20,6 +20,7 @@ from typing import Callable, Protocol
 from ..api import Info, Limit, Score
 from ..move import Move
 from ..position import Position
+from ..progress import progress_bar
 from ..record import Record
 
 CLIP_CP = 3000
@@ -148,7 +149,7 @@ def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Cal
             evals[k].checkmate = True
         else:
             todo.put(k)
-    bar = _progress_bar(todo.qsize(), progress)
+    bar = progress_bar(todo.qsize(), progress, unit_scale=False, desc="analysing")
     failures: list[BaseException] = []
 
     def work() -> None:
@@ -164,8 +165,7 @@ def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Cal
                 except queue.Empty:
                     return
                 _evaluate_one(engine, positions[k], limit, evals[k])
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
         finally:
             engine.close()
 
@@ -174,8 +174,7 @@ def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Cal
         t.start()
     for t in threads:
         t.join()
-    if bar is not None:
-        bar.close()
+    bar.close()
     if failures:
         raise failures[0]
     return evals
@@ -192,16 +191,6 @@ def _evaluate_one(engine: Analyser, pos: Position, limit: Limit, out: PositionEv
         return
     info = infos[0]
     out.score, out.pv, out.depth, out.nodes = info.score, list(info.pv), info.depth, info.nodes
-
-
-def _progress_bar(total: int, enabled: bool):
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="pos", desc="analysing", dynamic_ncols=True)
 
 
 def analyse_game(record: Record, limit: Limit, make_engine: Callable[[], Analyser], *,

@@ -14,10 +14,12 @@ import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
-from ..textfile import read_text_lines
+from ..progress import StatusLine
 from .play import run_match
-from .runner import (EngineSpec, MatchConfig, MatchResult, GameRecord, Opening, TimeControl,
-                     parse_opening_line, random_openings, unique_names)
+from .config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings, random_openings,
+                     unique_names)
+from .records import GameRecord
+from .results import MatchResult
 from .stats import Sprt, parse_pentanomial
 
 TC_KEYS = {"time": "time_ms", "inc": "inc_ms", "byoyomi": "byoyomi_ms", "nodes": "nodes", "depth": "depth"}
@@ -248,22 +250,6 @@ def make_sprt(values: Optional[Sequence[float]], prior: Any = None) -> Optional[
     return Sprt(*values, prior=parse_pentanomial(str(prior)))
 
 
-def read_openings(path: str) -> list[Opening]:
-    """The openings of a file, one per line; ValueError names the file (and the line) that
-    is missing, not text, empty, or holds something else than openings."""
-    openings = []
-    for number, line in enumerate(read_text_lines(path, "openings"), 1):
-        try:
-            opening = parse_opening_line(line)
-        except ValueError as exc:
-            raise ValueError(f"{path}: line {number}: {str(exc)[:200]}") from None
-        if opening is not None:
-            openings.append(opening)
-    if not openings:
-        raise ValueError(f"{path}: no openings in the file")
-    return openings
-
-
 def command_problem(cmd: Sequence[str], cwd: Optional[str] = None) -> Optional[str]:
     """Why an engine command cannot start here (None when it can): its program is missing,
     not executable, or not on PATH; or its working directory is missing."""
@@ -287,7 +273,7 @@ def command_problem(cmd: Sequence[str], cwd: Optional[str] = None) -> Optional[s
 def make_openings(settings: Mapping[str, Any]) -> list[Opening]:
     needed = max(1, (int(settings["games"]) + 1) // 2)
     if settings.get("openings"):
-        return read_openings(str(settings["openings"]))
+        return load_openings(str(settings["openings"]))
     if settings.get("random_openings"):
         return random_openings(needed, int(settings["random_openings"]), settings.get("seed"))
     return [Opening()]
@@ -334,28 +320,17 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     return config, bool(settings["quiet"])
 
 
-class Progress:
-    """The live progress line on stderr (redrawn in place on a terminal)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
+class Progress(StatusLine):
+    """The live progress line on stderr (redrawn in place on a terminal; elsewhere a line
+    per game, naming the game)."""
 
     def __call__(self, result: MatchResult, game: GameRecord) -> None:
         if self.quiet:
             return
         line = result.progress_line()
-        if self.tty:
-            sys.stderr.write("\r\033[K" + line)
-        else:
-            assert game.outcome is not None
-            sys.stderr.write(f"{line}  (game {game.index}: {game.black} vs {game.white} "
-                             f"{game.outcome.result_str} {game.outcome.reason.value})\n")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.tty and not self.quiet:
-            sys.stderr.write("\n")
+        assert game.outcome is not None
+        self.show(line, f"{line}  (game {game.index}: {game.black} vs {game.white} "
+                        f"{game.outcome.result_str} {game.outcome.reason.value})")
 
 
 def describe(config: MatchConfig) -> str:

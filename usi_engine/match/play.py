@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from .records import GameRecord
-from .runner import Match, MatchConfig, MatchResult
+from .config import MatchConfig
+from .results import MatchResult
+from .runner import Match
 
 
 def run_match(config: MatchConfig, on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None

@@ -26,7 +26,10 @@ from ray.exceptions import RayActorError
 
 from .. import cluster
 from .records import GameRecord
-from .runner import Match, MatchConfig, MatchResult, ScheduledGame, Table, save_summary
+from .config import MatchConfig
+from .results import MatchResult, save_summary
+from .runner import Match, Table
+from .schedule import ScheduledGame
 from ..usiproc import EngineLog
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -27,7 +27,9 @@ from ..core.params import PARAMS
 from ..server import tunables
 from .records import GameRecord
 from .referee import BLACK
-from .runner import EngineSpec, MatchConfig, Opening, ScheduledGame, Table
+from .config import EngineSpec, MatchConfig, Opening
+from .runner import Table
+from .schedule import ScheduledGame
 from .spsa import Probe, Spsa, SpsaParam
 from ..usiproc import EngineLog
 

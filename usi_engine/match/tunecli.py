@@ -11,6 +11,7 @@ import sys
 from typing import Optional, Sequence
 
 from ..cluster import ClusterError
+from ..progress import StatusLine
 from . import tune
 from .cli import engine_from_fields, make_openings, parse_engine_tokens
 from .spsa import SpsaParam
@@ -106,27 +107,18 @@ def build_config(args: argparse.Namespace) -> tune.TuneConfig:
                            args.ray_working_dir, args.ray_cpus_per_game, not args.no_plot)
 
 
-class Progress:
+class Progress(StatusLine):
     """A progress line per pair on a terminal (redrawn), else about 200 lines a run."""
 
     def __init__(self, quiet: bool, pairs: int) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
+        super().__init__(quiet)
         self.every = max(1, pairs // 200)
 
     def __call__(self, tuner: tune.Tuner) -> None:
         if self.quiet:
             return
-        done = tuner.spsa.done
-        if self.tty:
-            sys.stderr.write("\r\033[K" + tuner.progress_line())
-        elif done % self.every == 0 or tuner.spsa.finished:
-            sys.stderr.write(tuner.progress_line() + "\n")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.tty and not self.quiet:
-            sys.stderr.write("\n")
+        spsa = tuner.spsa
+        self.show(tuner.progress_line(), log=spsa.done % self.every == 0 or spsa.finished)
 
 
 def verify_command(config: tune.TuneConfig, values: dict[str, int]) -> str:

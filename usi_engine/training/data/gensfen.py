@@ -26,7 +26,7 @@ import numpy as np
 
 from ...position import START_SFEN
 from . import psv
-from ..progress import progress_bar
+from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"

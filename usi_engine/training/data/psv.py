@@ -28,14 +28,6 @@ WIN, DRAW, LOSS = 1, 0, -1
 SCORE_LIMIT = 32000          # int16 range, kept clear of YaneuraOu's mate values
 
 
-def pack_sfen(sfen: str) -> np.ndarray:
-    """The 32-byte packed SFEN of a position (the move number is not part of it)."""
-    board = cshogi.Board(sfen)
-    out = np.zeros(32, np.uint8)
-    board.to_psfen(out)
-    return out
-
-
 # --- checking a packed SFEN before cshogi decodes it ----------------------------------------
 # cshogi's decoder trusts its input: a king square past 81 or too many pieces of a type
 # crash the process (a segmentation fault, not an exception).  A file brought from elsewhere

@@ -178,7 +178,7 @@ def _worker_file(index: int) -> dict | None:
 
 def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
     """Rescore every input file not yet done (until the deadline); a summary of this run."""
-    from ..progress import progress_bar
+    from ...progress import progress_bar
     if cfg.every < 1:
         raise ValueError(f"every must be at least 1, got {cfg.every}")
     for path in cfg.inputs:                 # refuse a bad input before anything is written

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...nnue.format import Network, padded, read_network, write_network
+from ...nnue.format import Network, padded, write_network
 from .model import (NNUE, ACTIVATION_ONE, HIDDEN_WEIGHT_SCALE, output_weight_scale)
 
 
@@ -64,7 +64,3 @@ def from_network(net: Network, fv_scale: int = 16, factorized: bool = False) -> 
             layer.weight[:] = torch.from_numpy(net.weights[k][:, :ins[k]].astype(np.float32) / scales[k])
             layer.bias[:] = torch.from_numpy(net.biases[k].astype(np.float32) / bias_scales[k])
     return model
-
-
-def load_nn_bin(path: str | Path, fv_scale: int = 16, factorized: bool = False) -> NNUE:
-    return from_network(read_network(path), fv_scale, factorized)

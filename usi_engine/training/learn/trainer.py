@@ -28,7 +28,7 @@ from ..data import psv
 from ...nnue.format import read_network
 from .export import export, from_network
 from .model import NNUE
-from ..progress import progress_bar
+from ...progress import progress_bar
 
 
 @dataclass
