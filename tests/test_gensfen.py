@@ -12,9 +12,11 @@ import pytest
 
 from usi_engine.position import Position, START_SFEN
 from usi_engine.training.data import psv
-from usi_engine.training.data.gensfen import GenConfig, run, shard_path, format_summary
+from usi_engine.training.data.gensfen import (GenConfig, TEACHER_RETRIES, format_summary, generate_shard,
+                                              run, shard_path)
 from usi_engine.training.data.labeler import Line, parse_info_line
 from usi_engine.training.data.selfplay import PlayConfig, play_game
+from usi_engine.usiproc import EngineTimeout
 
 TINY = PlayConfig(random_moves=2, random_max_ply=6, multipv=3, multipv_plies=8,
                   multipv_margin=100, opening_limit=600, write_min_ply=8, max_ply=120)
@@ -173,6 +175,47 @@ def test_unbalanced_opening_is_dropped():
                      opening_limit=300, write_min_ply=0)
     out = play_game(random.Random(1), labeler, cfg)
     assert out.reason == "unbalanced opening" and out.records == [] and out.plies == 2
+
+
+class Hanging(Scripted):
+    """A teacher that never answers at the calls numbered in `hang_at` (counted from 1)."""
+
+    def __init__(self, answer, hang_at):
+        super().__init__(answer)
+        self.hang_at, self.calls, self.restarts = set(hang_at), 0, 0
+
+    def search(self, game, multipv):
+        self.calls += 1
+        if self.calls in self.hang_at:
+            raise EngineTimeout("no answer in time")
+        return super().search(game, multipv)
+
+    def restart(self):
+        self.restarts += 1
+
+
+def king_shuffle(g):
+    return [Line(["5i4h", "5a4b", "4h5i", "4b5a"][len(g.moves) % 4], 10 + len(g.moves), None)]
+
+
+def test_a_teacher_that_hangs_is_restarted_and_the_game_replayed(tmp_path):
+    cfg = gen_config(tmp_path, positions=30, shard_size=30, play=NO_OPENING,
+                     openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",))
+    want, want_stats = generate_shard(cfg, 0, Scripted(king_shuffle))
+    hanging = Hanging(king_shuffle, hang_at={5, 20})
+    got, stats = generate_shard(cfg, 0, hanging)
+    assert hanging.restarts == 2
+    assert got.tobytes() == want.tobytes() and len(got) == 30
+    assert stats["games"] == want_stats["games"] == 3
+
+
+def test_a_teacher_that_keeps_hanging_ends_the_run(tmp_path):
+    cfg = gen_config(tmp_path, positions=30, shard_size=30, play=NO_OPENING,
+                     openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",))
+    hanging = Hanging(king_shuffle, hang_at=set(range(1, 100)))
+    with pytest.raises(EngineTimeout, match="no answer in time"):
+        generate_shard(cfg, 0, hanging)
+    assert hanging.restarts == TEACHER_RETRIES
 
 
 def test_parse_info_line():

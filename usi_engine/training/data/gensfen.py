@@ -18,6 +18,7 @@ import os
 import queue as queue_mod
 import random
 import re
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,11 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...position import START_SFEN
+from ...usiproc import EngineError
 from . import psv
 from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
+TEACHER_RETRIES = 3         # a teacher restarted this often for one game, then the run stops
 GIVE_UP_GAMES = 1000        # games in a row without a kept position: the settings are wrong
 
 
@@ -94,9 +97,7 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
     reasons, skipped, results = Counter(), Counter(), Counter()
     games = unbalanced = dry = 0
     while len(records) < cfg.shard_size:
-        rng = random.Random(f"{cfg.seed}/{index}/{games}")
-        start = rng.choice(cfg.openings)
-        outcome = play_game(rng, labeler, cfg.play, start)
+        outcome = play_seeded_game(cfg, f"{cfg.seed}/{index}/{games}", labeler)
         games += 1
         if outcome.reason == "unbalanced opening":
             unbalanced += 1
@@ -119,6 +120,23 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
              "mean_abs_score": float(np.abs(data["score"].astype(np.float64)).mean()) if len(data) else 0.0,
              "seconds": round(time.monotonic() - t0, 3)}
     return data, stats
+
+
+def play_seeded_game(cfg: GenConfig, seed: str, labeler):
+    """One game from its seed.  A teacher that crashes or never answers (a loaded machine, a
+    hung build) is started afresh and the game replayed from its seed, so the shard's
+    records stay what they would have been; TEACHER_RETRIES failures in a row end the run."""
+    for attempt in range(TEACHER_RETRIES + 1):
+        rng = random.Random(seed)
+        start = rng.choice(cfg.openings)
+        try:
+            return play_game(rng, labeler, cfg.play, start)
+        except EngineError as exc:
+            if attempt == TEACHER_RETRIES or not hasattr(labeler, "restart"):
+                raise
+            print(f"gensfen: game {seed}: teacher failed ({exc}); restarting it and replaying "
+                  f"the game", file=sys.stderr, flush=True)
+            labeler.restart()
 
 
 def save_shard(cfg: GenConfig, index: int, data: np.ndarray, stats: dict) -> None:

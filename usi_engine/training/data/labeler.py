@@ -99,14 +99,24 @@ class UsiTeacher:
 
     def __init__(self, command: str, go: str = "depth 8", options: dict[str, str] | None = None,
                  timeout: float = 600.0) -> None:
-        from ...usiproc import UsiProcess
+        self.command = command
         self.go = go
+        self.options = dict(options or {})
         self.timeout = timeout
-        self.proc = UsiProcess(shlex.split(command), tag="teacher")
-        self.proc.open(dict(options or {}), ready_timeout=timeout)
+        self._start()
+
+    def _start(self) -> None:
+        from ...usiproc import UsiProcess
+        self.proc = UsiProcess(shlex.split(self.command), tag="teacher")
+        self.proc.open(self.options, ready_timeout=self.timeout)
         self._multipv = 0
         if "MultiPV" not in self.proc.options:
             self._multipv = 1            # the engine has no MultiPV: always one line
+
+    def restart(self) -> None:
+        """A fresh process after a crash or a search that never answered."""
+        self.proc.kill()
+        self._start()
 
     def new_game(self) -> None:
         self.proc.send("usinewgame")
