@@ -302,8 +302,7 @@ def test_readme_options_table_is_the_engines():
 
 
 def test_readme_switch_table_names_every_search_switch():
-    from usi_engine.server.options import read_switches_without_import
-    switches = read_switches_without_import()
+    from usi_engine.search.switches import SWITCHES as switches
     rows = table_rows(README.read_text(encoding="utf-8"), "switch")
     listed = {name.strip(" `"): row["default"] for row in rows
               for name in row["switch"].split(",")}

@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .server.options import Options, read_switches_without_import
+from .server.options import Options
 
 REPO_CFG = Path(__file__).resolve().parent.parent / "engine.cfg"
 
@@ -84,7 +84,7 @@ def find_config(cli_path: str | None) -> tuple[Path | None, str | None]:
 
 
 def build_options(config: Path | None) -> Options:
-    options = Options.create(read_switches_without_import())
+    options = Options.create()
     if config is not None:
         options.load_cfg(config)
     tuning = os.environ.get("USI_ENGINE_TUNING", options.engine_settings.get("tuning", ""))

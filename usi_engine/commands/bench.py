@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from usi_engine.position import Position
+from usi_engine.search import factory
 from usi_engine.search.searcher import Searcher, IterationInfo
 
 from . import data_file
@@ -124,8 +125,7 @@ def timed_think(searcher: Searcher, pos: Position, *, depth: int | None, movetim
 
 
 def make_searcher(hash_mb: int, threads: int) -> Searcher:
-    searcher = Searcher()
-    searcher.configure(hash_mb=hash_mb, threads=threads)
+    searcher = factory.make_searcher(factory.SearchSettings(hash_mb=hash_mb, threads=threads))
     t0 = time.perf_counter()
     searcher.warmup()
     print(f"# warm-up (compile / load numba cache) {time.perf_counter() - t0:.2f} s, not timed")

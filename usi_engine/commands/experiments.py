@@ -134,22 +134,20 @@ _SEARCHER = None
 def _searcher(hash_mb: int):
     global _SEARCHER
     if _SEARCHER is None:
-        from usi_engine.search.searcher import Searcher
-        _SEARCHER = Searcher()
-        _SEARCHER.configure(hash_mb=hash_mb)
-        _SEARCHER.warmup()
+        from usi_engine.search.factory import SearchSettings, make_searcher
+        _SEARCHER = make_searcher(SearchSettings(hash_mb=hash_mb), warmup=True)
     return _SEARCHER
 
 
 def search_record(sfen: str, depth: int, switches: dict[str, int], params: dict[str, int],
                   counters: tuple[str, ...], hash_mb: int) -> SearchRecord:
-    from usi_engine.search.searcher import Searcher
+    from usi_engine.search.factory import SearchSettings, configure
     from usi_engine.core import search as cs
     s = _searcher(hash_mb)
     sp = defaults()
     for name, value in params.items():
         sp[INDEX[name]] = int(value)
-    s.configure(switches={**Searcher.SWITCHES, **switches}, search_params=sp)
+    configure(s, SearchSettings(switches=switches, search_params=sp))
     fresh(s)
     rec = SearchRecord()
     ctx = s._contexts[0]

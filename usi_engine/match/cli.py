@@ -55,7 +55,7 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="match.py", description=DESCRIPTION, epilog=EPILOG,
+    p = argparse.ArgumentParser(prog="usi-engine match", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engine", action="append", nargs="+", metavar="KEY=VALUE", default=[],
                    help="an engine: cmd=CMD [name=NAME] [dir=DIR] [option.NAME=VALUE ...] "

@@ -39,7 +39,7 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tune.py", description=DESCRIPTION, epilog=EPILOG,
+    p = argparse.ArgumentParser(prog="usi-engine tune", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engine", nargs="+", metavar="KEY=VALUE", required=True,
                    help="the engine: cmd=CMD [dir=DIR] [option.NAME=VALUE ...] (as scripts/match.py)")

@@ -170,13 +170,6 @@ def switch_option(name: str, default: int) -> Option:
     return Option(name, SPIN, int(default), lo, hi)
 
 
-def read_switches_without_import() -> dict[str, int]:
-    """The search switches and their defaults (search/switches.py, a plain module: no numba).
-    Kept for callers written when they were parsed out of searcher.py; Options.create()
-    declares them by itself."""
-    return dict(SWITCHES)
-
-
 @dataclass
 class Options:
     """Case-insensitive option table, in declaration order."""
