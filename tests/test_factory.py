@@ -157,7 +157,7 @@ class _Out:
 
 
 def _backend(searcher):
-    from usi_engine.search.backend import Backend
+    from usi_engine.server.backend import Backend
     backend = Backend(Options.create(), _Out(), lambda msg: None)
     backend.searcher = searcher
     backend._machine = (None, 64)              # no limit from the machine

@@ -129,7 +129,7 @@ class _Quiet:
 def warmup(config: str | None = None, quiet: bool = False) -> int:
     """Do exactly what the first `isready` does (compile, or load from numba's cache, every
     function a game uses), then exit: the GUI's first `isready` then finds the cache full."""
-    from .search.backend import Backend
+    from .server.backend import Backend
     options = build_options(find_config(config)[0])
     backend = Backend(options, _Quiet(), log=lambda text: None)
     backend.ensure_ready(idle=True)

@@ -141,7 +141,7 @@ def run_warmup(what: str, t0: float) -> list[str]:
               time_limit_ms=None, nodes=10000)
         return []
     # what the first `isready` does, then the mate solver's compile that follows it
-    from usi_engine.search.backend import Backend
+    from usi_engine.server.backend import Backend
     from usi_engine.cli import build_options, find_config
 
     class Quiet:

@@ -12,7 +12,7 @@ import traceback
 from typing import Callable
 
 from . import mate_probe
-from ..search.backend import Backend
+from .backend import Backend
 from ..book.player import BookPlayer
 from .game_state import GameState
 from .info import empty_info, format_info

@@ -16,8 +16,8 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from ..server.options import Options, ascii_clean
-from .factory import SearchSettings, configure, load_network, make_searcher
+from .options import Options, ascii_clean
+from ..search.factory import SearchSettings, configure, load_network, make_searcher
 
 
 class Backend:
@@ -114,7 +114,7 @@ class Backend:
         (before its clock starts), the mate probe of a search skips (tsume.compiled())."""
         t0 = time.monotonic()
         try:
-            from .tsume import solve
+            from ..search.tsume import solve
             pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
             solve(pos, stop=self.np.zeros(1, self.np.int32), time_limit_ms=None, nodes=10000)
             self.log(f"mate solver warmup {time.monotonic() - t0:.2f}s")
@@ -145,7 +145,7 @@ class Backend:
                 configure(self.searcher, replace(settings, hash_mb=None))
             self._settings = settings
         if force or mate_mb != self._mate_mb:
-            from .tsume import default_solver
+            from ..search.tsume import default_solver
             try:
                 default_solver(mate_mb)
             except MemoryError:
@@ -154,7 +154,7 @@ class Backend:
 
     def _fitted(self, hash_mb: int, mate_mb: int, threads: int) -> tuple[int, int, int]:
         """The option values the machine can hold; an info string once per request cut."""
-        from ..server import limits
+        from . import limits
         if self._machine is None:       # measured once, before the tables grow
             self._machine = (limits.memory_mb(), limits.cores())
         memory, cores = self._machine
