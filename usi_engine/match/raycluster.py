@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 import ray
 from ray.exceptions import RayActorError
 
-from .. import cluster
+from ..cluster import connect as connect_cluster, package_path_env
 from .records import GameRecord
 from .config import MatchConfig
 from .results import MatchResult, save_summary
@@ -76,8 +76,8 @@ def connect(address: str, num_cpus: Optional[int] = None,
                                        "excludes": [".git", "__pycache__", "match-results",
                                                     "*.log", ".venv"]}
     else:
-        runtime_env = cluster.package_path_env(PACKAGE_ROOT)
-    return cluster.connect(address, num_cpus=num_cpus, runtime_env=runtime_env)
+        runtime_env = package_path_env(PACKAGE_ROOT)
+    return connect_cluster(address, num_cpus=num_cpus, runtime_env=runtime_env)
 
 
 class RayMatch(Match):

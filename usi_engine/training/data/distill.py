@@ -95,8 +95,8 @@ def run(cfg: DistillConfig, log=print) -> dict:
     os.makedirs(cfg.out, exist_ok=True)
     jobs = [(cfg, i) for i in range(len(cfg.inputs))]
     if cfg.workers > 1:
-        from ...search.searcher import Searcher
-        Searcher().warmup()                        # compile once before the workers load the cache
+        from ...search.factory import make_searcher
+        make_searcher(warmup=True)                        # compile once before the workers load the cache
         with ProcessPoolExecutor(cfg.workers) as pool:
             done = list(pool.map(_one_file, jobs))
     else:

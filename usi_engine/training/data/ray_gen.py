@@ -38,9 +38,9 @@ class ShardMaker:
 
 def connect(address: str, workers: int) -> None:
     """Join the cluster at `address`, or start a private local one for "local"."""
-    from ... import cluster
-    cluster.connect(address, num_cpus=workers if address == cluster.LOCAL else None,
-                    runtime_env=cluster.package_path_env(REPO))
+    from ...cluster import LOCAL, connect, package_path_env
+    connect(address, num_cpus=workers if address == LOCAL else None,
+            runtime_env=package_path_env(REPO))
 
 
 def run_ray(cfg, todo: list[int], deadline: float | None, bar, functions: ShardFunctions) -> int:
