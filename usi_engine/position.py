@@ -20,20 +20,16 @@ import numpy as np
 
 from .core import board as cb
 from .core.movegen import generate, GEN_ALL, is_legal
-from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                         DROP_BASE, MAX_MOVES, MAX_HISTORY, MAX_PLY, PIECE_LETTERS, HAND_ORDER,
-                         PROMOTED, WHITE_BIT, base_type, square_name, parse_square,
-                         color_of, type_of, make_move, make_drop, move_from, move_to,
-                         is_promotion)
+from .core.types import (BLACK, PAWN, BISHOP, ROOK, KING, DROP_BASE, MAX_MOVES, MAX_HISTORY,
+                         MAX_PLY, PIECE_LETTERS, base_type, square_name, parse_square, color_of,
+                         type_of, make_move, make_drop, move_from, move_to, is_promotion)
 from .move import Move, trusted_move
 from .piece import Piece
+from .sfen import START_SFEN, hand_of, parse_sfen, piece_on, sfen_text
 
 if TYPE_CHECKING:
     from .record import Record
 
-START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
-_FULL_SET = {PAWN: 18, LANCE: 4, KNIGHT: 4, 4: 4, BISHOP: 2, ROOK: 2, GOLD: 4}
-_PROMOTABLE = "PLNSBR"
 # the move and piece accessors of core/types.py as plain Python (py_func: their bodies, which
 # call no other jitted function): the one definition of the bit layout, without a numba
 # dispatch, or a compilation, per call on the Python side
@@ -49,91 +45,6 @@ def move_to_usi(m: int) -> str:
     if frm >= DROP_BASE:
         return f"{PIECE_LETTERS[frm - DROP_BASE]}*{square_name(to)}"
     return f"{square_name(frm)}{square_name(to)}{'+' if _is_promotion(m) else ''}"
-
-
-def _parse_board(text: str) -> np.ndarray:
-    rows = text.split("/")
-    if len(rows) != 9:
-        raise ValueError(f"SFEN board needs 9 ranks separated by '/', got {len(rows)}")
-    board = np.zeros(81, np.int8)
-    for r, row in enumerate(rows):
-        f = 8                       # SFEN lists each rank from file 9 down to file 1
-        promoted = False
-        for ch in row:
-            if ch.isdigit():
-                if promoted:
-                    raise ValueError(f"'+' before a digit in rank {r + 1} of the SFEN board")
-                f -= int(ch)
-                continue
-            if ch == "+":
-                promoted = True
-                continue
-            letter = ch.upper()
-            if letter not in PIECE_LETTERS[1:]:
-                raise ValueError(f"unknown piece letter {ch!r} in the SFEN board")
-            if promoted and letter not in _PROMOTABLE:
-                raise ValueError(f"piece {ch!r} cannot be promoted")
-            if f < 0:
-                raise ValueError(f"rank {r + 1} of the SFEN board has more than 9 squares")
-            t = PIECE_LETTERS.index(letter) + (PROMOTED if promoted else 0)
-            board[f * 9 + r] = t | (WHITE_BIT if ch.islower() else 0)
-            promoted = False
-            f -= 1
-        if f != -1:
-            raise ValueError(f"rank {r + 1} of the SFEN board has {8 - f} squares, not 9")
-    return board
-
-
-def _parse_hands(text: str) -> np.ndarray:
-    hands = np.zeros((2, 8), np.int8)
-    if text == "-":
-        return hands
-    count = ""
-    for ch in text:
-        if ch.isdigit():
-            count += ch
-            continue
-        letter = ch.upper()
-        if letter not in "PLNSBRG":
-            raise ValueError(f"bad piece {ch!r} in the SFEN hand")
-        n = int(count) if count else 1
-        if n < 1 or n > 18:
-            raise ValueError(f"bad count {count!r} in the SFEN hand")
-        hands[WHITE if ch.islower() else BLACK, PIECE_LETTERS.index(letter)] += n
-        count = ""
-    if count:
-        raise ValueError("SFEN hand ends with a number")
-    return hands
-
-
-def _validate(board: np.ndarray, hands: np.ndarray) -> None:
-    totals = {t: 0 for t in _FULL_SET}
-    kings = [0, 0]
-    pawn_files: set[tuple[int, int]] = set()
-    for sq in range(81):
-        p = int(board[sq])
-        if not p:
-            continue
-        color, t = _color_of(p), _type_of(p)
-        if t == KING:
-            kings[color] += 1
-            continue
-        totals[_base_type(t)] += 1
-        rel = sq % 9 if color == BLACK else 8 - sq % 9
-        if (t in (PAWN, LANCE) and rel == 0) or (t == KNIGHT and rel <= 1):
-            raise ValueError(f"{PIECE_LETTERS[t]} on {square_name(sq)} could never move")
-        if t == PAWN:
-            if (color, sq // 9) in pawn_files:
-                raise ValueError(f"two unpromoted pawns of one side on file {sq // 9 + 1} (nifu)")
-            pawn_files.add((color, sq // 9))
-    for color in (BLACK, WHITE):
-        if kings[color] > 1:
-            raise ValueError(f"{'black' if color == BLACK else 'white'} has {kings[color]} kings")
-        for t in totals:
-            totals[t] += int(hands[color, t])
-    for t, n in totals.items():
-        if n > _FULL_SET[t]:
-            raise ValueError(f"{n} pieces of type {PIECE_LETTERS[t]}, the set has {_FULL_SET[t]}")
 
 
 def _is_file(text: str) -> bool:
@@ -160,23 +71,11 @@ class Position:
 
     # --- construction ---------------------------------------------------------------
     def _set_sfen(self, sfen: str) -> None:
-        fields = sfen.split()
-        if len(fields) not in (3, 4):
-            raise ValueError(f"SFEN needs board, side, hands and an optional move number; got {sfen!r}")
-        board = _parse_board(fields[0])
-        if fields[1] not in ("b", "w"):
-            raise ValueError(f"SFEN side to move must be 'b' or 'w', got {fields[1]!r}")
-        hands = _parse_hands(fields[2])
-        movenum = 1
-        if len(fields) == 4:
-            if not fields[3].isdigit() or int(fields[3]) < 1:
-                raise ValueError(f"SFEN move number must be a positive integer, got {fields[3]!r}")
-            movenum = int(fields[3])
-        _validate(board, hands)
+        board, hands, side, movenum = parse_sfen(sfen)
         a = cb.new_position()
         a.board[:] = board
         a.hands[:] = hands
-        a.st[cb.ST_SIDE] = BLACK if fields[1] == "b" else WHITE
+        a.st[cb.ST_SIDE] = side
         a.st[cb.ST_MOVENUM] = movenum
         cb.refresh(a)
         them = 1 - a.st[cb.ST_SIDE]
@@ -222,29 +121,7 @@ class Position:
     # --- text -------------------------------------------------------------------------
     def sfen(self) -> str:
         a = self.arrays
-        rows = []
-        for r in range(9):
-            row, empty = "", 0
-            for f in range(8, -1, -1):
-                p = int(a.board[f * 9 + r])
-                if not p:
-                    empty += 1
-                    continue
-                if empty:
-                    row, empty = row + str(empty), 0
-                t = _type_of(p)
-                letter = ("+" if t > KING else "") + PIECE_LETTERS[_base_type(t)]
-                row += letter.lower() if p & WHITE_BIT else letter
-            rows.append(row + (str(empty) if empty else ""))
-        hand = ""
-        for color in (BLACK, WHITE):
-            for t in HAND_ORDER:
-                n = int(a.hands[color, t])
-                if n:
-                    letter = PIECE_LETTERS[t] if color == BLACK else PIECE_LETTERS[t].lower()
-                    hand += (str(n) if n > 1 else "") + letter
-        side = "b" if self.side_to_move() == BLACK else "w"
-        return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply() + 1}"
+        return sfen_text(a.board, a.hands, self.side_to_move(), self.game_ply() + 1)
 
     def parse_move(self, usi: Move | str) -> int:
         """Encoded legal move for USI text; ValueError if unparseable or illegal."""
@@ -316,18 +193,11 @@ class Position:
     # --- board -------------------------------------------------------------------------
     def piece_at(self, square: int | str) -> Piece | None:
         """The piece on a square (index ``(file-1)*9 + rank-1`` or a name such as '7g')."""
-        sq = parse_square(square) if isinstance(square, str) else int(square)
-        if not 0 <= sq < 81:
-            raise ValueError(f"square index {square} out of range 0..80")
-        p = int(self.arrays.board[sq])
-        return Piece(_type_of(p), _color_of(p)) if p else None
+        return piece_on(self.arrays.board, square)
 
     def hand(self, color: int) -> dict[str, int]:
         """Pieces in hand of a side (0 black, 1 white) by letter, e.g. {'P': 2, 'B': 1}."""
-        if color not in (BLACK, WHITE):
-            raise ValueError(f"bad color {color} (0 black, 1 white)")
-        return {PIECE_LETTERS[t]: int(self.arrays.hands[color, t]) for t in HAND_ORDER
-                if self.arrays.hands[color, t]}
+        return hand_of(self.arrays.hands, color)
 
     @property
     def turn(self) -> int:
@@ -472,3 +342,4 @@ class Position:
         Position (``usi_engine.svg.board`` draws it, with more options)."""
         from .svg import board, checked_king
         return board(self, lastmove=self.peek(), check=checked_king(self))
+
