@@ -13,6 +13,7 @@ Move('7g7f')
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,7 @@ from .piece import Piece
 from .sfen import START_SFEN, hand_of, parse_sfen, piece_on, sfen_text
 
 if TYPE_CHECKING:
-    from .record import Record
+    from .notation import RecordError
 
 # the move and piece accessors of core/types.py as plain Python (py_func: their bodies, which
 # call no other jitted function): the one definition of the bit layout, without a numba
@@ -295,14 +296,17 @@ class Position:
             cb.copy_into(arrays, self.arrays)
         return int(evaluate(arrays))
 
-    # --- records (python-shogi and cshogi do the notation) -------------------------------
+    # --- records (usi_engine.notation reads and writes them) -----------------------------
     @classmethod
     def from_record(cls, source: str | Path, fmt: str | None = None) -> "Position":
         """The final position of a game record: a file path, or KIF/KI2/CSA/USI text.
         ValueError naming the line if any line of it cannot be read."""
-        from .record import read_record, parse_record
-        is_path = isinstance(source, Path) or _is_file(source)
-        rec = read_record(source, fmt) if is_path else parse_record(source, fmt)
+        from .notation import read_file, read_into
+        text = source
+        if isinstance(source, Path) or _is_file(source):
+            text, fmt = read_file(source, fmt)
+        rec = Record()
+        read_into(rec, text, fmt, Position)
         if rec.errors:
             raise ValueError(str(rec.errors[0]))
         return rec.position()
@@ -316,23 +320,26 @@ class Position:
         return cls.from_record(text, "csa")
 
     def record(self) -> "Record":
-        """This game (root SFEN and moves) as a ``usi_engine.record.Record``."""
-        from .record import Record
+        """This game (root SFEN and moves) as a ``Record`` (``usi_engine.record.Record``)."""
+        return Record(start_sfen=self._root().sfen(), moves=self.move_stack(), move_lines=[],
+                      format="usi")
+
+    def _root(self) -> "Position":
+        """A copy of the position before the first move played."""
         root = self.copy()
         while root.ply():
             root.pop()
-        return Record(start_sfen=root.sfen(), moves=self.move_stack(), move_lines=[],
-                      format="usi")
+        return root
 
     def kif(self) -> str:
         """The game so far as KIF text."""
-        from .record import kif_text
-        return kif_text(self.record())
+        from .notation import kif
+        return kif(self._root().sfen(), self.move_stack())
 
     def csa(self) -> str:
         """The game so far as CSA text."""
-        from .record import csa_text
-        return csa_text(self.record())
+        from .notation import csa
+        return csa(self._root().sfen(), self.move_stack())
 
     def __repr__(self) -> str:
         return f"Position({self.sfen()!r})"
@@ -343,3 +350,42 @@ class Position:
         from .svg import board, checked_king
         return board(self, lastmove=self.peek(), check=checked_king(self))
 
+
+@dataclass
+class Record:
+    """A game: the start position, the moves read (all legal), and what went wrong.
+
+    ``move_lines[i]`` is the line number of ``moves[i]`` in the source; ``result`` is the
+    CSA name of how the game ended (``%TORYO``, ``%SENNICHITE``, ...) when the record says.
+    ``usi_engine.record`` reads and writes records; the class lives here, beside
+    ``Position``, because each of the two makes the other (``Position.record()``,
+    ``Record.position()``).
+    """
+    start_sfen: str = START_SFEN
+    moves: list[Move] = field(default_factory=list)
+    move_lines: list[int] = field(default_factory=list)
+    names: list[str | None] = field(default_factory=lambda: [None, None])
+    result: str | None = None
+    errors: list[RecordError] = field(default_factory=list)
+    format: str = "usi"
+
+    def position(self, ply: int | None = None) -> Position:
+        """The position after ``ply`` moves (all of them by default), with its history."""
+        pos = Position(self.start_sfen)
+        for m in self.moves[:len(self.moves) if ply is None else ply]:
+            pos.push(m)
+        return pos
+
+    def positions(self) -> list[Position]:
+        """Every position of the game: before move 1, ..., after the last move."""
+        pos = Position(self.start_sfen)
+        out = [pos.copy()]
+        for m in self.moves:
+            pos.push(m)
+            out.append(pos.copy())
+        return out
+
+    def usi(self) -> str:
+        """The game as the arguments of a USI ``position`` command."""
+        head = "startpos" if self.start_sfen == START_SFEN else f"sfen {self.start_sfen}"
+        return head + (" moves " + " ".join(self.moves) if self.moves else "")
