@@ -65,13 +65,6 @@ class GameRecord:
     opening: int = 0
     pair: int = 0  # games of one pair: same opening, colours swapped
 
-    def board_before(self, ply: int) -> shogi.Board:
-        """The position before move number ``ply`` (0-based) was played."""
-        board = shogi.Board(self.start_sfen)
-        for move in self.moves[:ply]:
-            board.push_usi(move.usi)
-        return board
-
 
 def _time_str(when: Optional[dt.datetime]) -> str:
     return (when or dt.datetime.now()).strftime("%Y/%m/%d %H:%M:%S")
