@@ -263,6 +263,36 @@ def test_records_parse_back(sfen):
     assert "*score cp 42 depth 3 pv 7g7f" in to_kif(game)
 
 
+@pytest.mark.parametrize("sfen", [shogi.STARTING_SFEN,
+                                  "lnsgkg1nl/1r5s1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/7R1/LNSGKGSNL w Bb 1"])
+def test_records_read_back_with_the_public_reader(sfen):
+    """The match runner's records are written by the writer of usi_engine.record, and read
+    back by its reader: the moves, the names, how the game ended, no error."""
+    from usi_engine.record import parse_record
+    game, ref = _random_game(sfen, 60)
+    for text in (to_kif(game), to_csa(game)):
+        rec = parse_record(text)
+        assert rec.errors == [] and rec.moves == ref.moves and rec.result == "%TORYO"
+        assert rec.names == ["Sente Engine", "Gote Engine"]
+        assert shogi.Board(rec.start_sfen).sfen() == shogi.Board(sfen).sfen()
+
+
+def test_writing_records_loads_no_numba():
+    """The match runner (Ray workers included) writes its records without numba, and so
+    without usi_engine.position, which is numba-backed."""
+    import subprocess
+    code = ("import sys; from usi_engine.match import runner; "
+            "from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif; "
+            "g = GameRecord(1, 'a', 'b', 'lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1', "
+            "[MoveRecord(m) for m in ('7g7f', '3c3d', '8h2b+', '3a2b')]); "
+            "assert '同　銀(31)' in to_kif(g) and '-3122GI,T0' in to_csa(g); "
+            "bad = [m for m in ('numba', 'usi_engine.position') if m in sys.modules]; "
+            "assert not bad, bad")
+    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": REPO})
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_clocks_and_go_commands():
     byo = (GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)), GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)))
     assert go_command(byo, BLACK) == "go btime 2000 wtime 2000 byoyomi 1000"

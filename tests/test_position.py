@@ -345,6 +345,21 @@ def test_kif_and_csa_round_trip(played):
         assert back.sfen() == pos.sfen() and back.is_checkmate()
 
 
+def test_kif_names_promoted_lance_knight_and_silver_as_kakinoki_does():
+    """A move of a promoted lance, knight or silver is written 成香, 成桂, 成銀 (cshogi's
+    one-character names 杏, 圭, 全 are those of a board diagram), and reads back."""
+    import shogi.KIF
+    sfen = "4k4/9/9/9/9/9/9/1+S1+N1+L3/4K4 b - 1"
+    pos = Position(sfen)
+    for m in ("8h8g", "5a5b", "6h6g", "5b5a", "4h4g"):
+        pos.push(m)
+    kif = pos.kif()
+    moves = [line.split()[1] for line in kif.splitlines() if line.startswith("   ")]
+    assert moves[::2] == ["８七成銀(88)", "６七成桂(68)", "４七成香(48)"]     # the diagram has 全 圭 杏
+    assert shogi.KIF.Parser.parse_str(kif)[0]["moves"] == pos.move_stack()
+    assert Position.from_kif(kif).sfen() == pos.sfen()
+
+
 def test_from_record_names_the_bad_line(tmp_path):
     kif = Position.from_usi("startpos moves 7g7f 3c3d 2g2f").kif().replace("２六歩(27)", "２五歩(27)")
     with pytest.raises(ValueError, match=r"line 5: illegal move 2g2e at move 3"):

@@ -150,6 +150,18 @@ def test_size_colors_and_sfen_input():
     assert rects_of_color(root, "#abcdef")
 
 
+def test_an_sfen_draws_as_its_position_does():
+    """An SFEN is drawn from a read-only Diagram, a Position from itself: the same SVG."""
+    from usi_engine.sfen import Diagram
+    pos = Position.from_usi(MIDGAME)
+    for flipped in (False, True):
+        assert svg.board(pos.sfen(), flipped=flipped) == svg.board(pos, flipped=flipped)
+    assert svg.board(Diagram(pos.sfen()), pieces="english") == svg.board(pos, pieces="english")
+    assert svg.board() == svg.board(Position()) == svg.board("startpos")
+    with pytest.raises(ValueError, match="nifu"):
+        svg.board("4k4/9/9/9/9/9/P8/P8/4K4 b - 1")
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"pieces": "western"}, "pieces must be 'kanji' or 'english'"),
     ({"arrows": ["7g7z"]}, "unparseable move"),

@@ -13,6 +13,7 @@ Move('7g7f')
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,20 +21,16 @@ import numpy as np
 
 from .core import board as cb
 from .core.movegen import generate, GEN_ALL, is_legal
-from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                         DROP_BASE, MAX_MOVES, MAX_HISTORY, MAX_PLY, PIECE_LETTERS, HAND_ORDER,
-                         PROMOTED, WHITE_BIT, base_type, square_name, parse_square,
-                         color_of, type_of, make_move, make_drop, move_from, move_to,
-                         is_promotion)
+from .core.types import (BLACK, PAWN, BISHOP, ROOK, KING, DROP_BASE, MAX_MOVES, MAX_HISTORY,
+                         MAX_PLY, PIECE_LETTERS, base_type, square_name, parse_square, color_of,
+                         type_of, make_move, make_drop, move_from, move_to, is_promotion)
 from .move import Move, trusted_move
 from .piece import Piece
+from .sfen import START_SFEN, hand_of, parse_sfen, piece_on, sfen_text
 
 if TYPE_CHECKING:
-    from .record import Record
+    from .notation import RecordError
 
-START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
-_FULL_SET = {PAWN: 18, LANCE: 4, KNIGHT: 4, 4: 4, BISHOP: 2, ROOK: 2, GOLD: 4}
-_PROMOTABLE = "PLNSBR"
 # the move and piece accessors of core/types.py as plain Python (py_func: their bodies, which
 # call no other jitted function): the one definition of the bit layout, without a numba
 # dispatch, or a compilation, per call on the Python side
@@ -49,91 +46,6 @@ def move_to_usi(m: int) -> str:
     if frm >= DROP_BASE:
         return f"{PIECE_LETTERS[frm - DROP_BASE]}*{square_name(to)}"
     return f"{square_name(frm)}{square_name(to)}{'+' if _is_promotion(m) else ''}"
-
-
-def _parse_board(text: str) -> np.ndarray:
-    rows = text.split("/")
-    if len(rows) != 9:
-        raise ValueError(f"SFEN board needs 9 ranks separated by '/', got {len(rows)}")
-    board = np.zeros(81, np.int8)
-    for r, row in enumerate(rows):
-        f = 8                       # SFEN lists each rank from file 9 down to file 1
-        promoted = False
-        for ch in row:
-            if ch.isdigit():
-                if promoted:
-                    raise ValueError(f"'+' before a digit in rank {r + 1} of the SFEN board")
-                f -= int(ch)
-                continue
-            if ch == "+":
-                promoted = True
-                continue
-            letter = ch.upper()
-            if letter not in PIECE_LETTERS[1:]:
-                raise ValueError(f"unknown piece letter {ch!r} in the SFEN board")
-            if promoted and letter not in _PROMOTABLE:
-                raise ValueError(f"piece {ch!r} cannot be promoted")
-            if f < 0:
-                raise ValueError(f"rank {r + 1} of the SFEN board has more than 9 squares")
-            t = PIECE_LETTERS.index(letter) + (PROMOTED if promoted else 0)
-            board[f * 9 + r] = t | (WHITE_BIT if ch.islower() else 0)
-            promoted = False
-            f -= 1
-        if f != -1:
-            raise ValueError(f"rank {r + 1} of the SFEN board has {8 - f} squares, not 9")
-    return board
-
-
-def _parse_hands(text: str) -> np.ndarray:
-    hands = np.zeros((2, 8), np.int8)
-    if text == "-":
-        return hands
-    count = ""
-    for ch in text:
-        if ch.isdigit():
-            count += ch
-            continue
-        letter = ch.upper()
-        if letter not in "PLNSBRG":
-            raise ValueError(f"bad piece {ch!r} in the SFEN hand")
-        n = int(count) if count else 1
-        if n < 1 or n > 18:
-            raise ValueError(f"bad count {count!r} in the SFEN hand")
-        hands[WHITE if ch.islower() else BLACK, PIECE_LETTERS.index(letter)] += n
-        count = ""
-    if count:
-        raise ValueError("SFEN hand ends with a number")
-    return hands
-
-
-def _validate(board: np.ndarray, hands: np.ndarray) -> None:
-    totals = {t: 0 for t in _FULL_SET}
-    kings = [0, 0]
-    pawn_files: set[tuple[int, int]] = set()
-    for sq in range(81):
-        p = int(board[sq])
-        if not p:
-            continue
-        color, t = _color_of(p), _type_of(p)
-        if t == KING:
-            kings[color] += 1
-            continue
-        totals[_base_type(t)] += 1
-        rel = sq % 9 if color == BLACK else 8 - sq % 9
-        if (t in (PAWN, LANCE) and rel == 0) or (t == KNIGHT and rel <= 1):
-            raise ValueError(f"{PIECE_LETTERS[t]} on {square_name(sq)} could never move")
-        if t == PAWN:
-            if (color, sq // 9) in pawn_files:
-                raise ValueError(f"two unpromoted pawns of one side on file {sq // 9 + 1} (nifu)")
-            pawn_files.add((color, sq // 9))
-    for color in (BLACK, WHITE):
-        if kings[color] > 1:
-            raise ValueError(f"{'black' if color == BLACK else 'white'} has {kings[color]} kings")
-        for t in totals:
-            totals[t] += int(hands[color, t])
-    for t, n in totals.items():
-        if n > _FULL_SET[t]:
-            raise ValueError(f"{n} pieces of type {PIECE_LETTERS[t]}, the set has {_FULL_SET[t]}")
 
 
 def _is_file(text: str) -> bool:
@@ -160,23 +72,11 @@ class Position:
 
     # --- construction ---------------------------------------------------------------
     def _set_sfen(self, sfen: str) -> None:
-        fields = sfen.split()
-        if len(fields) not in (3, 4):
-            raise ValueError(f"SFEN needs board, side, hands and an optional move number; got {sfen!r}")
-        board = _parse_board(fields[0])
-        if fields[1] not in ("b", "w"):
-            raise ValueError(f"SFEN side to move must be 'b' or 'w', got {fields[1]!r}")
-        hands = _parse_hands(fields[2])
-        movenum = 1
-        if len(fields) == 4:
-            if not fields[3].isdigit() or int(fields[3]) < 1:
-                raise ValueError(f"SFEN move number must be a positive integer, got {fields[3]!r}")
-            movenum = int(fields[3])
-        _validate(board, hands)
+        board, hands, side, movenum = parse_sfen(sfen)
         a = cb.new_position()
         a.board[:] = board
         a.hands[:] = hands
-        a.st[cb.ST_SIDE] = BLACK if fields[1] == "b" else WHITE
+        a.st[cb.ST_SIDE] = side
         a.st[cb.ST_MOVENUM] = movenum
         cb.refresh(a)
         them = 1 - a.st[cb.ST_SIDE]
@@ -222,29 +122,7 @@ class Position:
     # --- text -------------------------------------------------------------------------
     def sfen(self) -> str:
         a = self.arrays
-        rows = []
-        for r in range(9):
-            row, empty = "", 0
-            for f in range(8, -1, -1):
-                p = int(a.board[f * 9 + r])
-                if not p:
-                    empty += 1
-                    continue
-                if empty:
-                    row, empty = row + str(empty), 0
-                t = _type_of(p)
-                letter = ("+" if t > KING else "") + PIECE_LETTERS[_base_type(t)]
-                row += letter.lower() if p & WHITE_BIT else letter
-            rows.append(row + (str(empty) if empty else ""))
-        hand = ""
-        for color in (BLACK, WHITE):
-            for t in HAND_ORDER:
-                n = int(a.hands[color, t])
-                if n:
-                    letter = PIECE_LETTERS[t] if color == BLACK else PIECE_LETTERS[t].lower()
-                    hand += (str(n) if n > 1 else "") + letter
-        side = "b" if self.side_to_move() == BLACK else "w"
-        return f"{'/'.join(rows)} {side} {hand or '-'} {self.game_ply() + 1}"
+        return sfen_text(a.board, a.hands, self.side_to_move(), self.game_ply() + 1)
 
     def parse_move(self, usi: Move | str) -> int:
         """Encoded legal move for USI text; ValueError if unparseable or illegal."""
@@ -316,18 +194,11 @@ class Position:
     # --- board -------------------------------------------------------------------------
     def piece_at(self, square: int | str) -> Piece | None:
         """The piece on a square (index ``(file-1)*9 + rank-1`` or a name such as '7g')."""
-        sq = parse_square(square) if isinstance(square, str) else int(square)
-        if not 0 <= sq < 81:
-            raise ValueError(f"square index {square} out of range 0..80")
-        p = int(self.arrays.board[sq])
-        return Piece(_type_of(p), _color_of(p)) if p else None
+        return piece_on(self.arrays.board, square)
 
     def hand(self, color: int) -> dict[str, int]:
         """Pieces in hand of a side (0 black, 1 white) by letter, e.g. {'P': 2, 'B': 1}."""
-        if color not in (BLACK, WHITE):
-            raise ValueError(f"bad color {color} (0 black, 1 white)")
-        return {PIECE_LETTERS[t]: int(self.arrays.hands[color, t]) for t in HAND_ORDER
-                if self.arrays.hands[color, t]}
+        return hand_of(self.arrays.hands, color)
 
     @property
     def turn(self) -> int:
@@ -425,14 +296,17 @@ class Position:
             cb.copy_into(arrays, self.arrays)
         return int(evaluate(arrays))
 
-    # --- records (python-shogi and cshogi do the notation) -------------------------------
+    # --- records (usi_engine.notation reads and writes them) -----------------------------
     @classmethod
     def from_record(cls, source: str | Path, fmt: str | None = None) -> "Position":
         """The final position of a game record: a file path, or KIF/KI2/CSA/USI text.
         ValueError naming the line if any line of it cannot be read."""
-        from .record import read_record, parse_record
-        is_path = isinstance(source, Path) or _is_file(source)
-        rec = read_record(source, fmt) if is_path else parse_record(source, fmt)
+        from .notation import read_file, read_into
+        text = source
+        if isinstance(source, Path) or _is_file(source):
+            text, fmt = read_file(source, fmt)
+        rec = Record()
+        read_into(rec, text, fmt, Position)
         if rec.errors:
             raise ValueError(str(rec.errors[0]))
         return rec.position()
@@ -446,23 +320,26 @@ class Position:
         return cls.from_record(text, "csa")
 
     def record(self) -> "Record":
-        """This game (root SFEN and moves) as a ``usi_engine.record.Record``."""
-        from .record import Record
+        """This game (root SFEN and moves) as a ``Record`` (``usi_engine.record.Record``)."""
+        return Record(start_sfen=self._root().sfen(), moves=self.move_stack(), move_lines=[],
+                      format="usi")
+
+    def _root(self) -> "Position":
+        """A copy of the position before the first move played."""
         root = self.copy()
         while root.ply():
             root.pop()
-        return Record(start_sfen=root.sfen(), moves=self.move_stack(), move_lines=[],
-                      format="usi")
+        return root
 
     def kif(self) -> str:
         """The game so far as KIF text."""
-        from .record import kif_text
-        return kif_text(self.record())
+        from .notation import kif
+        return kif(self._root().sfen(), self.move_stack())
 
     def csa(self) -> str:
         """The game so far as CSA text."""
-        from .record import csa_text
-        return csa_text(self.record())
+        from .notation import csa
+        return csa(self._root().sfen(), self.move_stack())
 
     def __repr__(self) -> str:
         return f"Position({self.sfen()!r})"
@@ -472,3 +349,43 @@ class Position:
         Position (``usi_engine.svg.board`` draws it, with more options)."""
         from .svg import board, checked_king
         return board(self, lastmove=self.peek(), check=checked_king(self))
+
+
+@dataclass
+class Record:
+    """A game: the start position, the moves read (all legal), and what went wrong.
+
+    ``move_lines[i]`` is the line number of ``moves[i]`` in the source; ``result`` is the
+    CSA name of how the game ended (``%TORYO``, ``%SENNICHITE``, ...) when the record says.
+    ``usi_engine.record`` reads and writes records; the class lives here, beside
+    ``Position``, because each of the two makes the other (``Position.record()``,
+    ``Record.position()``).
+    """
+    start_sfen: str = START_SFEN
+    moves: list[Move] = field(default_factory=list)
+    move_lines: list[int] = field(default_factory=list)
+    names: list[str | None] = field(default_factory=lambda: [None, None])
+    result: str | None = None
+    errors: list[RecordError] = field(default_factory=list)
+    format: str = "usi"
+
+    def position(self, ply: int | None = None) -> Position:
+        """The position after ``ply`` moves (all of them by default), with its history."""
+        pos = Position(self.start_sfen)
+        for m in self.moves[:len(self.moves) if ply is None else ply]:
+            pos.push(m)
+        return pos
+
+    def positions(self) -> list[Position]:
+        """Every position of the game: before move 1, ..., after the last move."""
+        pos = Position(self.start_sfen)
+        out = [pos.copy()]
+        for m in self.moves:
+            pos.push(m)
+            out.append(pos.copy())
+        return out
+
+    def usi(self) -> str:
+        """The game as the arguments of a USI ``position`` command."""
+        head = "startpos" if self.start_sfen == START_SFEN else f"sfen {self.start_sfen}"
+        return head + (" moves " + " ".join(self.moves) if self.moves else "")

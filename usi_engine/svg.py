@@ -21,17 +21,32 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
+from typing import Iterable, Mapping, Protocol, Sequence, Union
 
 from .core.types import BLACK, KING, PIECE_LETTERS, WHITE, parse_square
 from .move import Move
 from .piece import Piece
-
-if TYPE_CHECKING:
-    from .position import Position
+from .sfen import Diagram
 
 Square = Union[int, str]
 """A square: its index ``(file - 1) * 9 + (rank - 1)`` or its USI name (``"7g"``)."""
+
+
+class BoardView(Protocol):
+    """What a drawing reads of a position, and all it reads: a ``Position`` is one, and so
+    is a ``usi_engine.sfen.Diagram`` (what an SFEN given to ``board`` becomes)."""
+
+    def sfen(self) -> str: ...
+    def piece_at(self, square: int) -> Piece | None: ...
+    def hand(self, color: int) -> dict[str, int]: ...
+
+
+class CheckView(BoardView, Protocol):
+    """A position that knows whether the side to move is in check (a ``Position``)."""
+
+    @property
+    def turn(self) -> int: ...
+    def is_check(self) -> bool: ...
 
 # geometry, in SVG user units (the board keeps the 11:12 shape of a real one)
 SQUARE_W, SQUARE_H = 40, 44
@@ -108,7 +123,7 @@ def pv_arrows(moves: Sequence[Move | str], turn: int = BLACK, plies: int = 3,
     return out
 
 
-def checked_king(position: "Position") -> int | None:
+def checked_king(position: CheckView) -> int | None:
     """The square of the side to move's king when it is in check, else None."""
     if not position.is_check():
         return None
@@ -119,13 +134,14 @@ def checked_king(position: "Position") -> int | None:
     return None
 
 
-def board(position: "Position | str | None" = None, *, pieces: str = "kanji", size: int | None = None,
+def board(position: BoardView | str | None = None, *, pieces: str = "kanji", size: int | None = None,
           coordinates: bool = True, lastmove: Move | str | None = None, check: Square | None = None,
           arrows: Iterable[Arrow | Move | str | tuple[Square, Square]] = (), flipped: bool = False,
           colors: Mapping[str, str] | None = None) -> str:
     """A position as SVG text.
 
-    :param position: a ``Position``, an SFEN, or None for the start position.
+    :param position: a ``Position`` (or another ``BoardView``), an SFEN, or None for the
+        start position.
     :param pieces: ``"kanji"`` (歩, 龍, ...) or ``"english"`` (P, +R, ...).  The rank labels
         follow: 一..九 with kanji, a..i with letters.
     :param size: width in pixels (the height follows); None: the natural 500 x 422.
@@ -172,12 +188,9 @@ def board(position: "Position | str | None" = None, *, pieces: str = "kanji", si
 
 
 # --- the parts ------------------------------------------------------------------------------
-def _position(position: "Position | str | None") -> "Position":
-    from .position import Position
-    if position is None:
-        return Position()
-    if isinstance(position, str):
-        return Position(position)
+def _position(position: BoardView | str | None) -> BoardView:
+    if position is None or isinstance(position, str):
+        return Diagram(position)
     return position
 
 
@@ -335,4 +348,5 @@ def _arrow(root: ET.Element, a: Arrow, flipped: bool) -> None:
                                   "stroke": "none", "font-weight": "bold"}).text = a.label
 
 
-__all__ = ["board", "Arrow", "pv_arrows", "checked_king", "DEFAULT_COLORS", "KANJI", "ENGLISH", "Square"]
+__all__ = ["board", "Arrow", "pv_arrows", "checked_king", "DEFAULT_COLORS", "KANJI", "ENGLISH", "Square",
+           "BoardView", "CheckView"]
