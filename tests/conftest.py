@@ -208,6 +208,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_match::test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag": ("subprocess",),
     "test_match::test_cli_end_to_end": ("subprocess",),
     "test_match::test_script_help": ("subprocess",),
+    "test_match::test_writing_records_loads_no_numba": ("subprocess",),
     "test_match::test_our_engine_against_itself_and_a_random_mover": ("slow", "subprocess"),
     "test_match::test_our_engine_ponders": ("slow", "subprocess"),
     "test_movegen::test_random_legal_moves_match_python_shogi": ("slow",),

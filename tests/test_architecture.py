@@ -16,6 +16,7 @@ FRONT = ("usi_engine.api", "usi_engine.usi", "usi_engine.usiproc", "usi_engine.c
          "usi_engine.cli", "usi_engine.commands", "usi_engine.match", "usi_engine.training",
          "usi_engine.analysis")
 MODEL = ("usi_engine.move", "usi_engine.piece", "usi_engine.position", "usi_engine.record",
+         "usi_engine.sfen", "usi_engine.notation",
          "usi_engine.svg", "usi_engine.book.sfen", "usi_engine.book.format",
          "usi_engine.book.book", "usi_engine.book.propagate")
 FORBIDDEN: dict[str, tuple[str, ...] | str] = {
