@@ -13,8 +13,11 @@ from another book); `propagate` only propagates the values of a book.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
+
+from ..progress import progress_bar
 
 PROG = "usi-engine makebook"
 
@@ -72,14 +75,9 @@ def _warn(text: str) -> None:
 
 
 def _progress(total: int, quiet: bool):
-    if quiet:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
+    if not quiet and importlib.util.find_spec("tqdm") is None:
         _warn("tqdm is not installed (pip install tqdm): no progress bar")
-        return None
-    return tqdm(total=total, unit="pos", dynamic_ncols=True)
+    return progress_bar(total, not quiet, unit_scale=False)
 
 
 SHOWN_ERRORS = 5      # bad lines reported one by one; the rest are counted
