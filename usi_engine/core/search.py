@@ -40,7 +40,7 @@ from .movepick import (score_moves, pick_next, is_tactical, material_gain, picke
                        picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
                        PICK_TT1, PICK_TT2, STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN,
                        STAGE_EVASIONS, SCORE_TT1)
-from .mate import mate_in_1, MATE_BUF_SIZE
+from .short_mate import mate_in_1, MATE_BUF_SIZE
 from .see import see, SEE_BUF
 from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
