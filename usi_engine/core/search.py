@@ -12,6 +12,7 @@ Four classic techniques are switches, off by default (docs/EXPERIMENTS.md):
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
 search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
+The context, its ctx.params switches and ctx.stats counters are in context.py.
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
@@ -19,170 +20,64 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
 and more LMR after a capturing TT move (LmrTtCapture, undecided).
 """
-from collections import namedtuple
-import math
-
-import numba
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
-from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
+from .types import jit, MAX_PLY, MOVE_NULL
+from .board import (do_move, undo_move, do_null_move, undo_null_move,
                     repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM, ZOBRIST_SIDE,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
-from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
+from .tt import (probe, store, value_to_tt, value_from_tt, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
 from .history import update_quiet, update_capture, history_bonus, piece_to
 from .correction import correction, update_correction
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
-                       picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
+                       picker_next, PICK_N, PICK_SCORE, PICK_STAGE, PICK_CUR, PICK_END,
                        PICK_TT1, PICK_TT2, STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN,
                        STAGE_EVASIONS, SCORE_TT1)
-from .short_mate import mate_in_1, MATE_BUF_SIZE
-from .see import see, SEE_BUF
-from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
+from .short_mate import mate_in_1
+from .see import see
+from .params import (SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
                      SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX, SP_PROB_CUT_DEPTH,
                      SP_PROB_CUT_MARGIN,
                      SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH,
                      SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
-                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
+                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
                      SP_LMR_BAD_CAPTURES, SP_LMR_TT_CAPTURE, SP_SINGULAR_NEGATIVE,
                      SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
                      SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
                      SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
                      SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
+from .context import (POS_T, CTX_T, ONE_PLY, VALUE_INF, LMR_TABLE, QUIETS_KEPT, CAPTURES_KEPT,
+                      P_GENERATION, P_ROOT_SIDE, P_DRAW_VALUE, P_NODE_LIMIT, P_NULL_MOVE, P_LMR,
+                      P_FUTILITY, P_RAZORING, P_CHECK_EXT, P_MATE1, P_ROOT_N, P_PV_INDEX,
+                      P_ROOT_PLY, P_ROOT_DEPTH, P_IIR, P_MAX_GAME_PLY, P_MID, P_HALF_PLY,
+                      P_HALF_PLY_FULL, P_OSL, P_SHALLOW_ORDER, P_CORRECTION, P_QS_MATE1,
+                      S_NODES, S_SELDEPTH, S_ABORTED, S_ROOT_DONE, S_FULL_PLY, S_MID_ACTIVE,
+                      S_MID_NODES, S_MID_ITERS, S_OSL_PLY, S_OSL_SCOUTS, S_OSL_RESEARCHES,
+                      S_OSL_RESTRICTED, S_OSL_UNPROVEN, S_SHALLOW_NODES)
+# The context's layout is the driver's view of the search: search/searcher.py, the tests and
+# scripts/experiments.py name it through this module (cs.new_context, cs.P_*, cs.S_*).
+from .context import (SearchCtx as SearchCtx, new_context as new_context,
+                      set_search_params as set_search_params, STACK as STACK, P_NB as P_NB,
+                      S_NB as S_NB)
 
-ONE_PLY = 2
-VALUE_INF = VALUE_MATE + 1
 # A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
 # stays below the mate scores and is never printed as `score mate`.
 VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
-STACK = MAX_PLY + 8
-LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
-QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
-CAPTURES_KEPT = 32             # ... and captures, for the capture-history penalty
 PROBCUT_SHALLOWER = 4          # ProbCut's search is this many plies shallower than its node
 
-# ctx.params fields (set by the Python driver)
-P_GENERATION = 0
-P_ROOT_SIDE = 1
-P_DRAW_VALUE = 2      # value of a draw for the root side
-P_NODE_LIMIT = 3      # 0: none
-P_NULL_MOVE = 4       # switches: 1 on, 0 off
-P_LMR = 5
-P_FUTILITY = 6
-P_RAZORING = 7
-P_CHECK_EXT = 8
-P_MATE1 = 9
-P_ROOT_N = 10         # number of root moves
-P_PV_INDEX = 11       # MultiPV: root moves before this index are already searched
-P_ROOT_PLY = 12       # pos ply at the root
-P_ROOT_DEPTH = 13
-P_IIR = 14
-P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
-P_MID = 16            # multi-iterative deepening at nodes not in the TT
-P_HALF_PLY = 17       # YSS: the TT move is extended by half a ply
-P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, extended
-P_OSL = 19            # one-side-limited PVS (Tsuruoka)
-P_SHALLOW_ORDER = 20  # moves ordered by a shallow search at nodes with much depth left
-P_CORRECTION = 21     # correction history of the static evaluation (correction.py)
-P_QS_MATE1 = 22       # quiescence nodes below beta look for a mate in one before standing pat
-P_NB = 24
-# ctx.stats fields (written by the search)
-S_NODES = 0
-S_SELDEPTH = 1
-S_ABORTED = 2
-S_ROOT_DONE = 3       # root moves fully searched in the current iteration
-S_FULL_PLY = 4        # deepest ply of a full-width node (seldepth counts quiescence too)
-S_MID_ACTIVE = 5      # 1 while a node runs its shallow iterations: no nesting
-S_MID_NODES = 6       # nodes that ran multi-iterative deepening
-S_MID_ITERS = 7       # shallow iterations run by them
-S_OSL_PLY = 8         # first ply of the running restricted scout (0: none)
-S_OSL_SCOUTS = 9      # restricted scouts started
-S_OSL_RESEARCHES = 10  # restricted scouts that failed high without proof: scouted again
-S_OSL_RESTRICTED = 11  # nodes restricted to one move
-S_OSL_UNPROVEN = 12   # results of restricted searches kept out of the TT
-S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
-S_NB = 16
 # one-side-limited PVS: what a node of a restricted search is (see _osl_role)
 OSL_NONE = 0          # not in a restricted search
 OSL_LIMITED = 1       # the limited side (OslSide): one move a node
 OSL_FREE = 2          # the other side: every move
 SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual rank (< 593 moves)
-
-SearchCtx = namedtuple("SearchCtx", [
-    "tt",            # uint64[N, 3], shared by all threads
-    "butterfly", "continuation", "counter", "killers", "capture",  # this thread's history
-    "corr_kings", "corr_hands", "corr_cont",             # ... and correction history (correction.py)
-    "moves",         # int32[STACK, MAX_MOVES]: move list per ply
-    "scores",        # int64[STACK, MAX_MOVES]: ordering scores per ply
-    "pv",            # int32[STACK, STACK]: triangular principal variation
-    "pv_len",        # int64[STACK]
-    "stack_eval",    # int64[STACK]: static eval per ply
-    "stack_pt",      # int64[STACK]: continuation index of the move made at each ply (-1 none)
-    "quiets",        # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
-    "captures",      # int32[STACK, CAPTURES_KEPT]: tactical moves tried per ply
-    "picker",        # int64[STACK, PICK_NB]: move picker state per ply (movepick.py)
-    "root_moves",    # int32[MAX_MOVES]
-    "root_scores",   # int64[MAX_MOVES]
-    "params",        # int64[P_NB]
-    "stats",         # int64[S_NB]
-    "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
-    "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
-                     # to it (perpetual check, superior/inferior hands): kept out of the TT
-    "excluded",      # int32[STACK]: the move a singular-extension search leaves out (0: none)
-    "see_buf",       # int64[SEE_BUF]: scratch for SEE
-    "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
-    "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
-    "stop",          # int32[1]: set by Python to stop the search
-])
-
-
-def new_context(tt, stop, sp=None) -> SearchCtx:
-    """A search context for one thread; `sp` gives the tunable constants (params.defaults()
-    when None), see set_search_params."""
-    from .history import new_histories
-    from .correction import new_corrections
-    h = new_histories()
-    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers, h.capture,
-                    *new_corrections(),
-                    np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
-                    np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
-                    np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, CAPTURES_KEPT), np.int32),
-                    np.zeros((STACK, PICK_NB), np.int64),
-                    np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
-                    np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
-                    np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
-                    np.zeros(STACK, np.int32), np.zeros(SEE_BUF, np.int64),
-                    np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
-    set_search_params(ctx, defaults() if sp is None else sp)
-    return ctx
-
-
-def set_search_params(ctx: SearchCtx, sp) -> None:
-    """Load the tunable constants (SP_NB integers, in params.PARAMS order) into ctx.sp and
-    rebuild the tables made from them."""
-    values = np.asarray(sp, dtype=np.int64)
-    if values.shape != (SP_NB,):
-        raise ValueError(f"search params: expected {SP_NB} integers, got shape {values.shape}")
-    ctx.sp[:] = values
-    base = ctx.sp[SP_LMR_BASE] / 100
-    div = ctx.sp[SP_LMR_DIV] / 100
-    ctx.reductions.fill(0)
-    for d in range(1, LMR_TABLE):
-        for n in range(1, LMR_TABLE):
-            ctx.reductions[d, n] = max(0, int(base + math.log(d) * math.log(n) / div))
-
-
-POS_T = numba.typeof(new_position())
-CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
 
 
 @jit(inline="always")
