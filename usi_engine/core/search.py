@@ -366,12 +366,19 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
     cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
     typed value, never a literal (True, 1): a literal-typed call is left unresolved in numba's
-    on-disk cache and the next start aborts with 'Symbol not found'."""
+    on-disk cache and the next start aborts with 'Symbol not found'.
+
+    The node runs in seven phases, each under its heading below: entering the node, the TT,
+    before the moves (a mate in one, the static evaluation, pruning), a move to try first,
+    the TT move and the picker, the move loop, and the result."""
     if depth < ONE_PLY:
         return qsearch(pos, ctx, alpha, beta, ply)
     YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
     pv_node = beta - alpha > 1
+
+    # ---- 1. entering the node: counters, the stop, the horizon, repetitions, the game's
+    # length, mate distance
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
@@ -399,6 +406,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if alpha >= beta:
         return alpha
 
+    # ---- 2. the TT: an entry at least as deep ends a non-PV node
     key = pos.keys[pos_ply]
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     tt_v = value_from_tt(tt_value, ply) if hit else 0
@@ -414,6 +422,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     us = pos.st[ST_SIDE]
     d_plies = depth // ONE_PLY
 
+    # ---- 3. before the moves: a mate in one, the static evaluation, and the pruning it
+    # allows (razoring, reverse futility, null move, ProbCut)
     # a mate in one ends the node at once (the TT remembers it)
     if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
@@ -482,6 +492,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                               BOUND_LOWER, params[P_GENERATION])
                     return v
 
+    # ---- 4. a move to try first
     # multi-iterative deepening (classic.py): iterations from a shallow depth leave a move to
     # try first
     d = mid_first_depth(ctx, hit, d_plies)
@@ -501,7 +512,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         depth -= ONE_PLY
         d_plies -= 1
 
-    # move loop
+    # ---- 5. the TT move and the picker: legality, the singular extension, the picker (and
+    # what one-side-limited PVS and shallow-search ordering change of it)
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
     if tt1 != 0 and not is_legal(pos, tt1):
         tt1 = 0
@@ -541,6 +553,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     shallow_pending = shallow_wanted(ctx, osl, in_check, d_plies)
     shallow_ordered = False
 
+    # ---- 6. the move loop: ordering, pruning of late moves, extensions, PVS with reductions
     best = -VALUE_INF
     best_move = 0
     quiets_tried = 0
@@ -667,6 +680,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             ctx.captures[ply, captures_tried] = m
             captures_tried += 1
 
+    # ---- 7. the result: mated, or the history of a cutoff, the correction history, the TT
     if move_count == 0:
         if excluded != 0:
             return alpha           # the left-out move is the only one: singular
