@@ -15,7 +15,7 @@ cshogi = pytest.importorskip("cshogi")
 shogi = pytest.importorskip("shogi")
 
 from usi_engine.core import board as cb                                   # noqa: E402
-from usi_engine.core import mate as cm                                    # noqa: E402
+from usi_engine.core import short_mate as cm                              # noqa: E402
 from usi_engine.search.tsume import MateSolver, solve                             # noqa: E402
 from usi_engine.position import Position, move_to_usi                    # noqa: E402
 

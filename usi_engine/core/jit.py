@@ -164,8 +164,9 @@ def _declared_on_first_use(dispatcher, signature):
     from jitted code), not when its module is imported.
 
     Recursive functions and their callers declare their signatures (numba issue #6061);
-    numba's own `njit(signature)` compiles them at import, so importing core/mate.py for
-    `mate_in_1` used to compile the whole df-pn solver. The code compiled is the same as
+    numba's own `njit(signature)` compiles them at import, so importing a module for one
+    function compiled every declared one in it (the whole df-pn solver, when it shared a
+    module with `mate_in_1`). The code compiled is the same as
     with njit(signature): that signature only, then no other.
     """
     dispatcher._usi_engine_declared = signature if isinstance(signature, list) else [signature]

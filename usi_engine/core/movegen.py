@@ -275,11 +275,6 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
 
 
 @jit()
-def generate_legal(pos, out, all_promos):
-    return generate(pos, out, GEN_ALL, all_promos)
-
-
-@jit()
 def has_legal_move(pos, buf):
     """True if the side to move has any legal move.  In check, the evasions are looked for
     one at a time (the mate probe asks this after most checks it cannot refute at once);

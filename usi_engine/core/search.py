@@ -11,7 +11,9 @@ returns at once when told; the caller throws away an interrupted result.
 Four classic techniques are switches, off by default (docs/EXPERIMENTS.md):
 multi-iterative deepening (P_MID), YSS's half-ply extension of the TT move (P_HALF_PLY,
 P_HALF_PLY_FULL), Tsuruoka's one-side-limited PVS (P_OSL) and move ordering by a shallow
-search (P_SHALLOW_ORDER).  With all of them off the tree is the one of the plain search.
+search (P_SHALLOW_ORDER).  classic.py decides and keeps what they do; the searches they run
+are the node's.  With all of them off the tree is the one of the plain search.
+The context, its ctx.params switches and ctx.stats counters are in context.py.
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
@@ -19,170 +21,60 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
 and more LMR after a capturing TT move (LmrTtCapture, undecided).
 """
-from collections import namedtuple
-import math
-
-import numba
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MAX_MOVES, MOVE_NULL
-from .board import (new_position, do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM, ZOBRIST_SIDE,
+from .types import jit, MAX_PLY, MOVE_NULL
+from .board import (do_move, undo_move, do_null_move, undo_null_move,
+                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM,
                     REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
-from .tt import (probe, store, value_to_tt, value_from_tt, new_table, VALUE_MATE,
+from .tt import (probe, store, value_to_tt, value_from_tt, VALUE_MATE,
                  VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
 from .history import update_quiet, update_capture, history_bonus, piece_to
 from .correction import correction, update_correction
 from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
-                       picker_next, PICK_N, PICK_SCORE, PICK_NB, PICK_STAGE, PICK_CUR, PICK_END,
-                       PICK_TT1, PICK_TT2, STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN,
-                       STAGE_EVASIONS, SCORE_TT1)
-from .mate import mate_in_1, MATE_BUF_SIZE
-from .see import see, SEE_BUF
-from .params import (defaults, SP_NB, SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
+                       picker_next, PICK_N, PICK_SCORE, PICK_CUR)
+from .short_mate import mate_in_1
+from .see import see
+from .params import (SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
                      SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
                      SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX, SP_PROB_CUT_DEPTH,
                      SP_PROB_CUT_MARGIN,
                      SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH,
                      SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
                      SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
-                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH, SP_LMR_BASE, SP_LMR_DIV,
+                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH,
                      SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
                      SP_LMR_BAD_CAPTURES, SP_LMR_TT_CAPTURE, SP_SINGULAR_NEGATIVE,
                      SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
-                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN,
-                     SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
-                     SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
+                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN)
+from .context import (POS_T, CTX_T, ONE_PLY, VALUE_INF, LMR_TABLE, QUIETS_KEPT, CAPTURES_KEPT,
+                      P_GENERATION, P_ROOT_SIDE, P_DRAW_VALUE, P_NODE_LIMIT, P_NULL_MOVE, P_LMR,
+                      P_FUTILITY, P_RAZORING, P_CHECK_EXT, P_MATE1, P_ROOT_N, P_PV_INDEX,
+                      P_ROOT_PLY, P_ROOT_DEPTH, P_IIR, P_MAX_GAME_PLY, P_CORRECTION, P_QS_MATE1,
+                      S_NODES, S_SELDEPTH, S_ABORTED, S_ROOT_DONE, S_FULL_PLY, S_MID_ACTIVE,
+                      S_MID_ITERS, S_OSL_PLY)
+from .classic import (mid_first_depth, yss_on, yss_extension, yss_full_again, osl_begin,
+                      osl_end, osl_restrict, osl_unproven, shallow_wanted, tt_moves_done,
+                      shallow_order_begin, shallow_score, usual_score, picker_list)
+# The context's layout is the driver's view of the search: search/searcher.py, the tests and
+# scripts/experiments.py name it through this module (cs.new_context, cs.P_MID, cs.S_*).
+from .context import (SearchCtx as SearchCtx, new_context as new_context,
+                      set_search_params as set_search_params, STACK as STACK, P_NB as P_NB,
+                      S_NB as S_NB, P_MID as P_MID, P_HALF_PLY as P_HALF_PLY,
+                      P_HALF_PLY_FULL as P_HALF_PLY_FULL, P_OSL as P_OSL,
+                      P_SHALLOW_ORDER as P_SHALLOW_ORDER, S_MID_NODES as S_MID_NODES,
+                      S_OSL_SCOUTS as S_OSL_SCOUTS, S_OSL_RESEARCHES as S_OSL_RESEARCHES,
+                      S_OSL_RESTRICTED as S_OSL_RESTRICTED, S_OSL_UNPROVEN as S_OSL_UNPROVEN,
+                      S_SHALLOW_NODES as S_SHALLOW_NODES)
 
-ONE_PLY = 2
-VALUE_INF = VALUE_MATE + 1
 # A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
 # stays below the mate scores and is never printed as `score mate`.
 VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
 REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
-STACK = MAX_PLY + 8
-LMR_TABLE = 64                 # reductions[depth, move number], both capped at 63
-QUIETS_KEPT = 64               # quiet moves remembered per node for the history penalty
-CAPTURES_KEPT = 32             # ... and captures, for the capture-history penalty
 PROBCUT_SHALLOWER = 4          # ProbCut's search is this many plies shallower than its node
-
-# ctx.params fields (set by the Python driver)
-P_GENERATION = 0
-P_ROOT_SIDE = 1
-P_DRAW_VALUE = 2      # value of a draw for the root side
-P_NODE_LIMIT = 3      # 0: none
-P_NULL_MOVE = 4       # switches: 1 on, 0 off
-P_LMR = 5
-P_FUTILITY = 6
-P_RAZORING = 7
-P_CHECK_EXT = 8
-P_MATE1 = 9
-P_ROOT_N = 10         # number of root moves
-P_PV_INDEX = 11       # MultiPV: root moves before this index are already searched
-P_ROOT_PLY = 12       # pos ply at the root
-P_ROOT_DEPTH = 13
-P_IIR = 14
-P_MAX_GAME_PLY = 15   # MaxMovesToDraw: a node this many game plies in is a draw; 0: no limit
-P_MID = 16            # multi-iterative deepening at nodes not in the TT
-P_HALF_PLY = 17       # YSS: the TT move is extended by half a ply
-P_HALF_PLY_FULL = 18  # ... and a move that becomes the best is searched again, extended
-P_OSL = 19            # one-side-limited PVS (Tsuruoka)
-P_SHALLOW_ORDER = 20  # moves ordered by a shallow search at nodes with much depth left
-P_CORRECTION = 21     # correction history of the static evaluation (correction.py)
-P_QS_MATE1 = 22       # quiescence nodes below beta look for a mate in one before standing pat
-P_NB = 24
-# ctx.stats fields (written by the search)
-S_NODES = 0
-S_SELDEPTH = 1
-S_ABORTED = 2
-S_ROOT_DONE = 3       # root moves fully searched in the current iteration
-S_FULL_PLY = 4        # deepest ply of a full-width node (seldepth counts quiescence too)
-S_MID_ACTIVE = 5      # 1 while a node runs its shallow iterations: no nesting
-S_MID_NODES = 6       # nodes that ran multi-iterative deepening
-S_MID_ITERS = 7       # shallow iterations run by them
-S_OSL_PLY = 8         # first ply of the running restricted scout (0: none)
-S_OSL_SCOUTS = 9      # restricted scouts started
-S_OSL_RESEARCHES = 10  # restricted scouts that failed high without proof: scouted again
-S_OSL_RESTRICTED = 11  # nodes restricted to one move
-S_OSL_UNPROVEN = 12   # results of restricted searches kept out of the TT
-S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
-S_NB = 16
-# one-side-limited PVS: what a node of a restricted search is (see _osl_role)
-OSL_NONE = 0          # not in a restricted search
-OSL_LIMITED = 1       # the limited side (OslSide): one move a node
-OSL_FREE = 2          # the other side: every move
-SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual rank (< 593 moves)
-
-SearchCtx = namedtuple("SearchCtx", [
-    "tt",            # uint64[N, 3], shared by all threads
-    "butterfly", "continuation", "counter", "killers", "capture",  # this thread's history
-    "corr_kings", "corr_hands", "corr_cont",             # ... and correction history (correction.py)
-    "moves",         # int32[STACK, MAX_MOVES]: move list per ply
-    "scores",        # int64[STACK, MAX_MOVES]: ordering scores per ply
-    "pv",            # int32[STACK, STACK]: triangular principal variation
-    "pv_len",        # int64[STACK]
-    "stack_eval",    # int64[STACK]: static eval per ply
-    "stack_pt",      # int64[STACK]: continuation index of the move made at each ply (-1 none)
-    "quiets",        # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
-    "captures",      # int32[STACK, CAPTURES_KEPT]: tactical moves tried per ply
-    "picker",        # int64[STACK, PICK_NB]: move picker state per ply (movepick.py)
-    "root_moves",    # int32[MAX_MOVES]
-    "root_scores",   # int64[MAX_MOVES]
-    "params",        # int64[P_NB]
-    "stats",         # int64[S_NB]
-    "mate_buf",      # int32[MATE_BUF_SIZE]: scratch for mate_in_1
-    "path_dep",      # int8[STACK]: 1 when the score returned from that ply depends on the path
-                     # to it (perpetual check, superior/inferior hands): kept out of the TT
-    "excluded",      # int32[STACK]: the move a singular-extension search leaves out (0: none)
-    "see_buf",       # int64[SEE_BUF]: scratch for SEE
-    "sp",            # int64[SP_NB]: the tunable constants (params.py), read at run time
-    "reductions",    # int64[LMR_TABLE, LMR_TABLE]: LMR in plies by depth and move number (from sp)
-    "stop",          # int32[1]: set by Python to stop the search
-])
-
-
-def new_context(tt, stop, sp=None) -> SearchCtx:
-    """A search context for one thread; `sp` gives the tunable constants (params.defaults()
-    when None), see set_search_params."""
-    from .history import new_histories
-    from .correction import new_corrections
-    h = new_histories()
-    ctx = SearchCtx(tt, h.butterfly, h.continuation, h.counter, h.killers, h.capture,
-                    *new_corrections(),
-                    np.zeros((STACK, MAX_MOVES), np.int32), np.zeros((STACK, MAX_MOVES), np.int64),
-                    np.zeros((STACK, STACK), np.int32), np.zeros(STACK, np.int64),
-                    np.zeros(STACK, np.int64), np.full(STACK, -1, np.int64),
-                    np.zeros((STACK, QUIETS_KEPT), np.int32), np.zeros((STACK, CAPTURES_KEPT), np.int32),
-                    np.zeros((STACK, PICK_NB), np.int64),
-                    np.zeros(MAX_MOVES, np.int32), np.zeros(MAX_MOVES, np.int64),
-                    np.zeros(P_NB, np.int64), np.zeros(S_NB, np.int64),
-                    np.zeros(MATE_BUF_SIZE, np.int32), np.zeros(STACK, np.int8),
-                    np.zeros(STACK, np.int32), np.zeros(SEE_BUF, np.int64),
-                    np.zeros(SP_NB, np.int64), np.zeros((LMR_TABLE, LMR_TABLE), np.int64), stop)
-    set_search_params(ctx, defaults() if sp is None else sp)
-    return ctx
-
-
-def set_search_params(ctx: SearchCtx, sp) -> None:
-    """Load the tunable constants (SP_NB integers, in params.PARAMS order) into ctx.sp and
-    rebuild the tables made from them."""
-    values = np.asarray(sp, dtype=np.int64)
-    if values.shape != (SP_NB,):
-        raise ValueError(f"search params: expected {SP_NB} integers, got shape {values.shape}")
-    ctx.sp[:] = values
-    base = ctx.sp[SP_LMR_BASE] / 100
-    div = ctx.sp[SP_LMR_DIV] / 100
-    ctx.reductions.fill(0)
-    for d in range(1, LMR_TABLE):
-        for n in range(1, LMR_TABLE):
-            ctx.reductions[d, n] = max(0, int(base + math.log(d) * math.log(n) / div))
-
-
-POS_T = numba.typeof(new_position())
-CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
 
 
 @jit(inline="always")
@@ -274,151 +166,6 @@ def _update_pv(ctx, ply, m):
     for i in range(ply + 1, end):
         ctx.pv[ply, i] = ctx.pv[ply + 1, i]
     ctx.pv_len[ply] = end if end > ply + 1 else ply + 1
-
-
-# --- the classic techniques' helpers ------------------------------------------------------
-@jit()
-def _mid_wanted(ctx, hit, d_plies):
-    """Multi-iterative deepening: a node not found in the TT with enough depth left
-    deepens on its own from a shallow depth, unless a node above is doing so already
-    (the guard against recursion)."""
-    return (ctx.params[P_MID] != 0 and not hit and d_plies >= ctx.sp[SP_MID_DEPTH]
-            and ctx.stats[S_MID_ACTIVE] == 0)
-
-
-@jit()
-def _yss_on(params):
-    return params[P_HALF_PLY] != 0 or params[P_HALF_PLY_FULL] != 0
-
-
-@jit()
-def _half_ply(m, tt1, ext):
-    """YSS: the move remembered as best (the TT move) gets half a ply more (returned); with
-    the check extensions, a move is extended by one ply at most."""
-    return ONE_PLY // 2 if m == tt1 and m != 0 and ext < ONE_PLY else 0
-
-
-@jit()
-def _osl_starts(ctx, pv_node, d_plies):
-    """Whether the scouts of this node are restricted: PVS's null-window searches at PV
-    nodes (whose fail-highs are searched again), never inside another restricted search."""
-    return (pv_node and ctx.params[P_OSL] != 0 and d_plies >= ctx.sp[SP_OSL_DEPTH]
-            and ctx.stats[S_OSL_PLY] == 0)
-
-
-@jit()
-def _osl_begin(ctx, ply):
-    """A restricted scout of a move at `ply` starts.  OslSide 0 limits the refuting side
-    (the side to move after the move): when its restricted replies already refute the move,
-    more replies could only refute it more, so the scout's fail-low is proven and its
-    fail-high is scouted again without the restriction.  OslSide 1 limits the side of the
-    PV node: its fail-high is proven and its fail-low is taken as it is (an approximation)."""
-    ctx.stats[S_OSL_PLY] = ply + 1
-    ctx.stats[S_OSL_SCOUTS] += 1
-
-
-@jit()
-def _osl_end(ctx, v, alpha):
-    """The restricted scout ended with `v` (the PV node's view): whether it failed high
-    without proof and must be scouted again unrestricted."""
-    ctx.stats[S_OSL_PLY] = 0
-    if ctx.stop[0] != 0 or v <= alpha or ctx.sp[SP_OSL_SIDE] != 0:
-        return False
-    ctx.stats[S_OSL_RESEARCHES] += 1
-    return True
-
-
-@jit()
-def _osl_role(ctx, ply):
-    """OSL_LIMITED at the nodes of the limited side of a restricted scout, OSL_FREE at the
-    other side's, OSL_NONE outside a restricted search."""
-    top = ctx.stats[S_OSL_PLY]
-    if top == 0 or ply < top:
-        return OSL_NONE
-    limited = 1 if ctx.sp[SP_OSL_SIDE] != 0 else 0      # parity of the limited side's plies
-    return OSL_LIMITED if (ply - top) % 2 == limited else OSL_FREE
-
-
-@jit()
-def _osl_proves(role, bound):
-    """Restricting one side only raises the other side's values, so a restricted search
-    proves the limited side's lower bounds and the free side's upper bounds: the free
-    side's beta cuts and the limited side's fail-lows prove nothing and stay out of the TT."""
-    if role == OSL_LIMITED:
-        return bound == BOUND_LOWER
-    if role == OSL_FREE:
-        return bound == BOUND_UPPER
-    return True
-
-
-@jit()
-def _osl_move(pos, ctx, tt1):
-    """The one move of a limited node: the best move of the similar position, the sibling
-    reached by a pass instead of the last move (its key differs only in the side to move),
-    when it is legal here; else this node's TT move; 0 when there is neither."""
-    ply = pos.st[ST_PLY]
-    if ply >= 1:
-        hit, m, _m2, _v, _e, _d, _b = probe(ctx.tt, pos.keys[ply - 1] ^ ZOBRIST_SIDE)
-        if hit and m != 0 and is_legal(pos, m):
-            return m
-    return tt1
-
-
-@jit()
-def _picker_list(ctx, ply, n):
-    """Make the picker at `ply` hand out ctx.moves[ply, :n] best-scored first and nothing
-    else (the evasion stage walks a ready list)."""
-    pk = ctx.picker[ply]
-    pk[PICK_STAGE] = STAGE_EVASIONS
-    pk[PICK_CUR] = 0
-    pk[PICK_END] = n
-    pk[PICK_N] = n
-
-
-@jit()
-def _shallow_wanted(ctx, in_check, d_plies):
-    return ctx.params[P_SHALLOW_ORDER] != 0 and not in_check \
-        and d_plies >= ctx.sp[SP_SHALLOW_ORDER_DEPTH]
-
-
-@jit()
-def _tt_moves_done(pk):
-    """Whether the picker has handed out its TT moves (the next move comes from a later
-    stage)."""
-    stage = pk[PICK_STAGE]
-    if stage == STAGE_TT1:
-        return pk[PICK_TT1] == 0 and pk[PICK_TT2] == 0
-    if stage == STAGE_TT2:
-        return pk[PICK_TT2] == 0
-    return stage != STAGE_EVASIONS_GEN and stage != STAGE_EVASIONS
-
-
-@jit()
-def _untried_moves(pos, moves, tt1, tt2):
-    """The legal moves but the TT moves (already searched), in `moves`; returns how many."""
-    n = generate(pos, moves, GEN_ALL, False)
-    k = 0
-    for i in range(n):
-        if moves[i] != tt1 and moves[i] != tt2:
-            moves[k] = moves[i]
-            k += 1
-    return k
-
-
-@jit()
-def _shallow_score(v, rank):
-    """Ordering score of a move searched shallowly: its value, ties by its rank in the
-    usual ordering (history)."""
-    return v * SHALLOW_RANKS + (SHALLOW_RANKS - 1 - rank)
-
-
-@jit()
-def _usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
-    """The usual ordering score of ctx.moves[ply, i], written over its (already used)
-    shallow score: the reductions and prunings that read PICK_SCORE see what they expect."""
-    score_moves(pos, ctx, ctx.moves[ply, i:i + 1], ctx.scores[ply, i:i + 1], 1, us, tt1, tt2,
-                ply, counter, prev1, prev2)
-    return ctx.scores[ply, i]
 
 
 @jit()
@@ -619,12 +366,19 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
     cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
     typed value, never a literal (True, 1): a literal-typed call is left unresolved in numba's
-    on-disk cache and the next start aborts with 'Symbol not found'."""
+    on-disk cache and the next start aborts with 'Symbol not found'.
+
+    The node runs in seven phases, each under its heading below: entering the node, the TT,
+    before the moves (a mate in one, the static evaluation, pruning), a move to try first,
+    the TT move and the picker, the move loop, and the result."""
     if depth < ONE_PLY:
         return qsearch(pos, ctx, alpha, beta, ply)
     YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
     pv_node = beta - alpha > 1
+
+    # ---- 1. entering the node: counters, the stop, the horizon, repetitions, the game's
+    # length, mate distance
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
@@ -652,6 +406,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if alpha >= beta:
         return alpha
 
+    # ---- 2. the TT: an entry at least as deep ends a non-PV node
     key = pos.keys[pos_ply]
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     tt_v = value_from_tt(tt_value, ply) if hit else 0
@@ -667,6 +422,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     us = pos.st[ST_SIDE]
     d_plies = depth // ONE_PLY
 
+    # ---- 3. before the moves: a mate in one, the static evaluation, and the pruning it
+    # allows (razoring, reverse futility, null move, ProbCut)
     # a mate in one ends the node at once (the TT remembers it)
     if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
@@ -735,11 +492,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                               BOUND_LOWER, params[P_GENERATION])
                     return v
 
-    # multi-iterative deepening: iterations from a shallow depth leave a move to try first
-    if _mid_wanted(ctx, hit, d_plies):
-        ctx.stats[S_MID_ACTIVE] = 1
-        ctx.stats[S_MID_NODES] += 1
-        d = sp[SP_MID_START] * ONE_PLY
+    # ---- 4. a move to try first
+    # multi-iterative deepening (classic.py): iterations from a shallow depth leave a move to
+    # try first
+    d = mid_first_depth(ctx, hit, d_plies)
+    if d >= 0:
         while d < depth and ctx.stop[0] == 0:
             ctx.stats[S_MID_ITERS] += 1
             search(pos, ctx, alpha, beta, d, ply, cut_node)
@@ -755,7 +512,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         depth -= ONE_PLY
         d_plies -= 1
 
-    # move loop
+    # ---- 5. the TT move and the picker: legality, the singular extension, the picker (and
+    # what one-side-limited PVS and shallow-search ordering change of it)
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
     if tt1 != 0 and not is_legal(pos, tt1):
         tt1 = 0
@@ -790,18 +548,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
     picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
-    osl = _osl_role(ctx, ply)
-    if osl == OSL_LIMITED and not in_check:
-        m = _osl_move(pos, ctx, tt1)
-        if m != 0:
-            ctx.stats[S_OSL_RESTRICTED] += 1
-            ctx.moves[ply, 0] = m
-            ctx.scores[ply, 0] = SCORE_TT1
-            _picker_list(ctx, ply, 1)
-    # shallow-search ordering waits until the TT moves failed to cut off
-    shallow_pending = osl != OSL_LIMITED and _shallow_wanted(ctx, in_check, d_plies)
+    osl = osl_restrict(pos, ctx, ply, tt1, in_check)     # one-side-limited PVS (classic.py)
+    # shallow-search ordering (classic.py) waits until the TT moves failed to cut off
+    shallow_pending = shallow_wanted(ctx, osl, in_check, d_plies)
     shallow_ordered = False
 
+    # ---- 6. the move loop: ordering, pruning of late moves, extensions, PVS with reductions
     best = -VALUE_INF
     best_move = 0
     quiets_tried = 0
@@ -809,21 +561,15 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     path_dep = 0
     move_count = 0
     skip_quiets = False
-    yss = extend_ok and _yss_on(params)
-    yss_full = yss and pv_node and params[P_HALF_PLY_FULL] != 0
+    yss = extend_ok and yss_on(params)       # YSS's half-ply extension (classic.py)
     while True:
-        if shallow_pending and _tt_moves_done(picker):
+        if shallow_pending and tt_moves_done(picker):
             # order the other moves by a shallow search of each in a window around the
             # node's, ties by the usual order
             shallow_pending = False
             shallow_ordered = True
-            ctx.stats[S_SHALLOW_NODES] += 1
-            n = _untried_moves(pos, ctx.moves[ply], tt1, tt2)
-            score_moves(pos, ctx, ctx.moves[ply], ctx.scores[ply], n, us, tt1, tt2, ply, counter,
-                        prev1, prev2)
-            shallow = sp[SP_SHALLOW_ORDER_PLIES] * ONE_PLY
-            lo = max(alpha - sp[SP_SHALLOW_ORDER_MARGIN], -VALUE_INF)
-            hi = min(beta + sp[SP_SHALLOW_ORDER_MARGIN], VALUE_INF)
+            n, shallow, lo, hi = shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2,
+                                                     counter, prev1, prev2)
             for i in range(n):
                 m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)     # rank i, usual order
                 ctx.stack_pt[ply] = piece_to(m)
@@ -832,16 +578,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 undo_move(pos)
                 if ctx.stop[0] != 0:
                     return 0
-                ctx.scores[ply, i] = _shallow_score(v, i)
-            _picker_list(ctx, ply, n)
+                ctx.scores[ply, i] = shallow_score(v, i)
+            picker_list(ctx, ply, n)
         m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
         if m == 0:
             break
         if m == excluded:
             continue
         if shallow_ordered:
-            picker[PICK_SCORE] = _usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
-                                              counter, prev1, prev2)
+            picker[PICK_SCORE] = usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
+                                             counter, prev1, prev2)
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
@@ -879,7 +625,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ext = ONE_PLY
         if tt_ext != 0 and m == tt1:
             ext = tt_ext
-        half_ply = _half_ply(m, tt1, ext) if yss else 0
+        half_ply = yss_extension(m, tt1, ext) if yss else 0
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
@@ -900,18 +646,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     r = (new_depth - ONE_PLY) // ONE_PLY
                     if r < 0:
                         r = 0
-            restricted = _osl_starts(ctx, pv_node, d_plies)
-            if restricted:
-                _osl_begin(ctx, ply)
+            restricted = osl_begin(ctx, pv_node, d_plies, ply)
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r * ONE_PLY, ply + 1, YES)
             if v > alpha and r > 0:
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
-            if restricted and _osl_end(ctx, v, alpha):
+            if restricted and osl_end(ctx, v, alpha):
                 # an unproven fail-high: the same scout without the restriction
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
             if v > alpha and v < beta and pv_node:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
-        if yss_full and half_ply == 0 and ext < ONE_PLY and v > alpha and ctx.stop[0] == 0:
+        if yss and pv_node and yss_full_again(params, half_ply, ext, v, alpha) and ctx.stop[0] == 0:
             # full half-ply extension: a move that becomes the best of a PV node is searched
             # again as deep as the TT move was (elsewhere a move above alpha refutes, it is
             # no new best line; re-searching those too cost as much: docs/EXPERIMENTS.md)
@@ -936,6 +680,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             ctx.captures[ply, captures_tried] = m
             captures_tried += 1
 
+    # ---- 7. the result: mated, or the history of a cutoff, the correction history, the TT
     if move_count == 0:
         if excluded != 0:
             return alpha           # the left-out move is the only one: singular
@@ -951,8 +696,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             _capture_stats(ctx, pos.board, best_move, tactical, d_plies, ctx.captures[ply], captures_tried)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
     ctx.path_dep[ply] = path_dep
-    if not _osl_proves(osl, bound):
-        ctx.stats[S_OSL_UNPROVEN] += 1
+    if osl_unproven(ctx, osl, bound):
         return best                # a restricted search did not prove this bound
     if path_dep:
         bound = BOUND_NONE         # a score of this path only: keep the move, not the value
@@ -992,7 +736,7 @@ def root_search(pos, ctx, alpha, beta, depth):
             if in_check and n == 1:
                 ext = ONE_PLY
         # YSS: the first move is the best of the previous iteration
-        half_ply = _half_ply(m, m, ext) if i == first and _yss_on(params) else 0
+        half_ply = yss_extension(m, m, ext) if i == first and yss_on(params) else 0
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[0] = piece_to(m)
@@ -1000,16 +744,13 @@ def root_search(pos, ctx, alpha, beta, depth):
         if i == first:
             v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
         else:
-            restricted = _osl_starts(ctx, True, depth // ONE_PLY)
-            if restricted:
-                _osl_begin(ctx, 0)
+            restricted = osl_begin(ctx, True, depth // ONE_PLY, 0)
             v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
-            if restricted and _osl_end(ctx, v, alpha):
+            if restricted and osl_end(ctx, v, alpha):
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
             if v > alpha and v < beta and ctx.stop[0] == 0:
                 v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
-        if params[P_HALF_PLY_FULL] and half_ply == 0 and ext < ONE_PLY and v > alpha \
-                and ctx.stop[0] == 0:
+        if yss_full_again(params, half_ply, ext, v, alpha) and ctx.stop[0] == 0:
             v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ONE, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:

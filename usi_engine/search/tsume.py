@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from ..core import board as cb
-from ..core import mate as cm
+from ..core import dfpn as cm
 from ..core.types import MAX_HISTORY, MAX_MOVES
 from ..core.movegen import generate, GEN_ALL
 from ..position import Position, move_to_usi

@@ -1,5 +1,7 @@
-"""Mate search in numba: exact mate-in-1 / mate-in-3 for the main search,
-and a df-pn (depth-first proof-number) solver with an exact shortest-mate pass for `go mate`.
+"""The tsume solver behind `go mate`, in numba: df-pn (depth-first proof-number search) and,
+inside the region it proved, an exact pass for the shortest mate against the longest
+resistance.  search/tsume.py drives it from Python.  The short mates the main search probes
+(mate in 1 and 3) are in short_mate.py.
 
 Conventions
 -----------
@@ -22,9 +24,6 @@ Conventions
 * No clocks here: the caller sets `params[P_LIMIT]` (a node budget) and may set
   `stop[0] = 1` from another thread; the search polls both and unwinds, leaving the table
   consistent, so Python can call again to continue (that is how time slicing works).
-
-Scratch buffers for the main search: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an
-int32 array of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
 """
 from collections import namedtuple
 
@@ -32,19 +31,15 @@ import numba
 import numpy as np
 from numba import int32, int64, types
 
-from .types import (jit, MAX_MOVES, DROP_BASE, base_type, is_drop, move_to, move_from,
-                    moved_piece, moved_piece_after, color_of, type_of)
-from .attacks import (is_attacked, count_checkers, piece_attacks, attacks_along, RAY, RAY_LEN,
-                      LINE_DIR, LINE_DIST)
-from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY, ST_KING,
+from .types import (jit, MAX_MOVES, DROP_BASE, base_type, move_to, move_from, moved_piece,
+                    moved_piece_after, type_of)
+from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY,
                     ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
-from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
+from .movegen import generate, generate_checks, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
 INF = np.int64(1) << 40          # an infinite proof or disproof number
-MATE1_BUF_SIZE = MAX_MOVES + 8        # scratch size for mate_in_1
-MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE   # ... and for mate_in_3
 MAX_DEPTH = 240                   # plies the df-pn may go below the root
 
 # params[] fields of a MateTable
@@ -82,7 +77,7 @@ Work = namedtuple("Work", [
     "ckey",      # uint64[..., MAX_MOVES] child board key
     "chand",     # int64[..., MAX_MOVES] child attacker hand
     "cflag",     # int64[..., MAX_MOVES] 1: disproven through the path (never ask the table)
-    "scratch",   # int32[MATE_BUF_SIZE]
+    "scratch",   # int32[MAX_MOVES]: the evasions of a leaf
     "stop",      # int32[1] set to 1 from outside to stop
 ])
 
@@ -113,148 +108,11 @@ def new_work(stop: np.ndarray | None = None) -> Work:
     return Work(np.zeros((d, MAX_MOVES), np.int32), np.zeros((d, MAX_MOVES), np.int64),
                 np.zeros((d, MAX_MOVES), np.int64), np.zeros((d, MAX_MOVES), np.int64),
                 np.zeros((d, MAX_MOVES), np.uint64), np.zeros((d, MAX_MOVES), np.int64),
-                np.zeros((d, MAX_MOVES), np.int64), np.zeros(MATE_BUF_SIZE, np.int32), stop)
+                np.zeros((d, MAX_MOVES), np.int64), np.zeros(MAX_MOVES, np.int32), stop)
 
 
 TABLE_TYPE = numba.typeof(new_table(1))
 WORK_TYPE = numba.typeof(new_work())
-
-
-# ---------------------------------------------------------------------------------------------
-# exact short mates for the main search
-# ---------------------------------------------------------------------------------------------
-
-# free[d] in mate_in_1, of the king's neighbour in direction d on the board before the
-# check (the king lifted): one of these, or the square of a piece of ours that attacks it
-ESCAPE_UNKNOWN = -2    # not looked at yet
-ESCAPE_FREE = -1       # none of our pieces attacks it
-
-
-@jit(int32(POS_TYPE, int32[::1]))
-def mate_in_1(pos, buf):
-    """A checking move after which the opponent has no legal move, or 0.
-    `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
-    checks = buf[:MAX_MOVES]
-    free = buf[MAX_MOVES:MAX_MOVES + 8]
-    n = generate_checks(pos, checks)
-    us = pos.st[ST_SIDE]
-    eksq = pos.st[ST_KING + 1 - us]
-    for d in range(8):
-        free[d] = ESCAPE_UNKNOWN
-    for i in range(n):
-        m = checks[i]
-        if _king_escapes(pos.board, m, eksq, us, free):
-            continue
-        do_move(pos, m)          # the king cannot step away: can another piece answer?
-        mated = not can_capture_or_block(pos, 1 - us, eksq)
-        undo_move(pos)
-        if mated:
-            return m
-    return 0
-
-
-@jit()
-def _king_escapes(board, m, eksq, us, free):
-    """After our check `m`, can the king step to a square that none of our pieces attacks?
-    No mate then.  Asked of the board alone, with m made and the king lifted in place, so
-    that most checks are answered without playing them (do_move updates keys, hands and the
-    checkers).  `free` remembers which of the king's neighbours we attacked before any
-    check: one mate_in_1 tries many checks against the same king.  m adds no piece but the
-    moved one, and it can only block our other lines at `to`: so a square we did not attack
-    before is attacked after m only by the moved piece or through the square it left, and
-    one we did stays attacked by the same piece unless m moved it or stands in its way."""
-    to = move_to(m)
-    frm = move_from(m)
-    drop = is_drop(m)
-    after = moved_piece_after(m)
-    moving = 0 if drop else board[frm]
-    captured = board[to]
-    king = board[eksq]
-    board[eksq] = 0
-    if not drop:
-        board[frm] = 0
-    board[to] = after
-    escapes = False
-    for d in range(8):
-        if RAY_LEN[eksq, d] == 0:
-            continue
-        e = RAY[eksq, d, 0]
-        q = board[e]
-        if q != 0 and color_of(q) != us:
-            continue                      # one of the king's own pieces stands there
-        if free[d] == ESCAPE_UNKNOWN:     # ask the board before m (the king still lifted)
-            board[to] = captured
-            if not drop:
-                board[frm] = moving
-            n, attacker = count_checkers(board, e, us)
-            free[d] = attacker if n > 0 else ESCAPE_FREE
-            if not drop:
-                board[frm] = 0
-            board[to] = after
-        a = free[d]
-        if a == ESCAPE_FREE:
-            covered = piece_attacks(board, to, after, e) or \
-                (not drop and _line_through(board, frm, e, us))
-        elif a != frm and not _between(e, to, a):
-            covered = True
-        else:
-            covered = is_attacked(board, e, us)
-        if not covered:
-            escapes = True
-            break
-    board[to] = captured
-    if not drop:
-        board[frm] = moving
-    board[eksq] = king
-    return escapes
-
-
-@jit(inline="always")
-def _line_through(board, frm, e, us):
-    """Does a line of ours through the emptied square `frm` reach `e`?"""
-    d = LINE_DIR[e, frm]
-    return d >= 0 and attacks_along(board, e, d, us)
-
-
-@jit(inline="always")
-def _between(a, s, b):
-    """Is square s strictly between a and b on one line?"""
-    d = LINE_DIR[a, b]
-    return d >= 0 and LINE_DIR[a, s] == d and LINE_DIST[a, s] < LINE_DIST[a, b]
-
-
-@jit(int32(POS_TYPE, int32[::1]))
-def mate_in_3(pos, buf):
-    """A check such that every reply is met by a mate in one (or that mates at once), or 0.
-    `buf`: int32 scratch of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8)."""
-    checks = buf[:MAX_MOVES]
-    evasions = buf[MAX_MOVES:2 * MAX_MOVES]
-    rest = buf[2 * MAX_MOVES:]
-    n = generate_checks(pos, checks)
-    # mates in one first
-    for i in range(n):
-        m = checks[i]
-        do_move(pos, m)
-        mated = generate(pos, evasions, GEN_ALL, False) == 0
-        undo_move(pos)
-        if mated:
-            return m
-    for i in range(n):
-        m = checks[i]
-        do_move(pos, m)
-        ne = generate(pos, evasions, GEN_ALL, True)
-        ok = True
-        for j in range(ne):
-            do_move(pos, evasions[j])
-            r = mate_in_1(pos, rest)
-            undo_move(pos)
-            if r == 0:
-                ok = False
-                break
-        undo_move(pos)
-        if ok:
-            return m
-    return 0
 
 
 # ---------------------------------------------------------------------------------------------
