@@ -1,4 +1,4 @@
-"""Tsume-shogi solver for `go mate`: df-pn in numba (core/mate.py), driven from Python.
+"""Tsume-shogi solver for `go mate`: df-pn in numba (core/dfpn.py), driven from Python.
 
 >>> from usi_engine.position import Position
 >>> status, moves = solve(Position("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"))
