@@ -224,6 +224,16 @@ def test_cut_misaligned_unsorted_and_damaged_files_keep_every_good_record(tmp_pa
         assert notes == [f"book: 5e5d is not legal in {START}, dropped"]
 
 
+def test_makebook_refuses_an_apery_book_without_a_traceback(tmp_path, capsys):
+    from usi_engine.book.makebook import main
+    path = tmp_path / "book.bin"
+    write_apery(path, {START: [("7g7f", 1, 0)]})
+    assert main(["propagate", str(path), str(tmp_path / "out.db")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"{path}: an Apery book is keyed by hash: its positions cannot be counted (1 records)")
+    assert not (tmp_path / "out.db").exists()
+
+
 # --------------------------------------------------------------------------------- YaneuraOu
 def yaneuraou_moves(book_path: Path, sfens: list[str]) -> list[str]:
     # BookDepthLimit stays at its default 16: YaneuraOu gives Apery moves depth 256

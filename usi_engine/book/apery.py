@@ -202,6 +202,12 @@ class AperyError(BookError):
         return f"{where}: {self.message}"
 
 
+class NoPositionsError(TypeError, ValueError):
+    """What an Apery book cannot do: count, list or write its positions (it is keyed by
+    hash).  A ValueError too, so that a command that refuses a file that is no .db book
+    (makebook) refuses this one the same way."""
+
+
 def is_apery_path(path: str | Path) -> bool:
     """A BookFile read as an Apery book: its name ends in `.bin` (any case).  (YaneuraOu
     reads only a file named exactly `book.bin` so; this engine reads every `.bin`.)"""
@@ -347,10 +353,12 @@ class AperyBook:
         return choose(self, position, settings or BookSettings(), rng)
 
     def entries(self):
-        raise TypeError("an Apery book is keyed by hash, not by position: it has no SFEN entries")
+        raise NoPositionsError(f"{self.path}: an Apery book is keyed by hash: its positions cannot be "
+                               "listed (only looked up)")
 
     def __len__(self) -> int:
-        raise TypeError("an Apery book does not count its positions (see .records)")
+        raise NoPositionsError(f"{self.path}: an Apery book is keyed by hash: its positions cannot be "
+                               f"counted ({self.records} records)")
 
     def __bool__(self) -> bool:
         return True
