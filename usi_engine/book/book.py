@@ -6,6 +6,9 @@
 >>> book.probe(Position()).move                             # doctest: +SKIP
 '7g7f'
 
+`Book.open` reads a path ending in `.bin` as an Apery binary book (apery.py: an
+`AperyBook`, searched on disk, with the same `moves` and `probe`).
+
 Lookups follow YaneuraOu: the key is the position's SFEN with the hand in YaneuraOu's
 order; the ply must match too unless `ignore_ply` (IgnoreBookPly); with `flipped`
 (FlippedBook) a position missing from the book is looked up turned 180 degrees with the
@@ -22,6 +25,7 @@ from .sfen import book_key, flip_key, flip_move
 
 if TYPE_CHECKING:
     from ..position import Position
+    from .apery import AperyBook
     from .select import BookChoice, BookSettings
 
 PROBE_HEADER_BYTES = 1 << 16     # BookOnTheFly: how much of the file is checked at open
@@ -51,9 +55,14 @@ class Book:
     # --- opening -----------------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path, on_the_fly: bool = False, ignore_ply: bool = False,
-             flipped: bool = True) -> "Book":
+             flipped: bool = True) -> "Book | AperyBook":
         """Read a .db book (OSError if it cannot be read).  `on_the_fly`: keep it on disk and
-        binary-search the sorted file at each lookup (for books too large to load)."""
+        binary-search the sorted file at each lookup (for books too large to load).  A path
+        ending in `.bin` is an Apery book (apery.py), always searched on disk; its key has
+        no ply, so `on_the_fly` and `ignore_ply` change nothing there."""
+        from .apery import AperyBook, is_apery_path
+        if is_apery_path(path):
+            return AperyBook(path, flipped=flipped)
         if on_the_fly:
             return OnTheFlyBook(path, ignore_ply=ignore_ply, flipped=flipped)
         book = cls(path, ignore_ply=ignore_ply, flipped=flipped)

@@ -1,4 +1,5 @@
-"""The engine's side of the book: load it at `isready`, answer `go` from it.
+"""The engine's side of the book: load it at `isready`, answer `go` from it.  A BookFile
+ending in `.bin` is an Apery book (apery.py), anything else a YaneuraOu `.db` book.
 
 Kept out of engine.py so that the engine calls into the book at two places only
 (`Engine.ensure_ready` and before the search starts).  Every problem is an `info string`:
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from ..server.options import ascii_clean
+from .apery import AperyBook
 from .book import Book
 from .select import BookChoice, BookSettings, choose
 
@@ -38,7 +40,7 @@ def book_path(options) -> Path | None:
 
 class BookPlayer:
     def __init__(self, rng: random.Random | None = None) -> None:
-        self.book: Book | None = None
+        self.book: Book | AperyBook | None = None
         self._loaded: tuple | None = None      # what the book was read with
         self._reported = 0                      # errors of the book already printed
         self.rng = rng or random.Random()
@@ -66,7 +68,10 @@ class BookPlayer:
             out.info(f"book: cannot read {ascii_clean(str(path), 200)}: "
                      f"{ascii_clean(exc.strerror or exc)}; playing without a book")
             return
-        if on_the_fly:
+        if isinstance(self.book, AperyBook):
+            out.info(f"book: {ascii_clean(str(path), 200)}: Apery book, {self.book.records} records, "
+                     "searched on disk")
+        elif on_the_fly:
             out.info(f"book: {ascii_clean(str(path), 200)} opened, searched on the fly")
         else:
             out.info(f"book: read {ascii_clean(str(path), 200)}: {len(self.book)} positions")
@@ -87,7 +92,8 @@ class BookPlayer:
         for err in new[:room]:
             out.info("book: " + ascii_clean(str(err), 300))
         if len(new) > room:
-            out.info(f"book: {len(new) - room} more bad line(s) in {ascii_clean(errors[0].path, 200)} "
+            unit = "record(s)" if isinstance(self.book, AperyBook) else "line(s)"
+            out.info(f"book: {len(new) - room} more bad {unit} in {ascii_clean(errors[0].path, 200)} "
                      "not shown; every good entry is kept")
         self._reported = len(errors)
 
