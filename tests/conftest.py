@@ -209,6 +209,8 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_match::test_cli_end_to_end": ("subprocess",),
     "test_match::test_script_help": ("subprocess",),
     "test_match::test_writing_records_loads_no_numba": ("subprocess",),
+    "test_book_apery::test_yaneuraou_plays_the_same_moves_from_an_apery_book": ("slow", "subprocess"),
+    "test_book_apery::test_engine_plays_an_apery_book_move_over_usi": ("subprocess",),
     "test_match::test_our_engine_against_itself_and_a_random_mover": ("slow", "subprocess"),
     "test_match::test_our_engine_ponders": ("slow", "subprocess"),
     "test_movegen::test_random_legal_moves_match_python_shogi": ("slow",),

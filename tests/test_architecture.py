@@ -18,7 +18,7 @@ FRONT = ("usi_engine.api", "usi_engine.usi", "usi_engine.usiproc", "usi_engine.c
 MODEL = ("usi_engine.move", "usi_engine.piece", "usi_engine.position", "usi_engine.record",
          "usi_engine.sfen", "usi_engine.notation",
          "usi_engine.svg", "usi_engine.book.sfen", "usi_engine.book.format",
-         "usi_engine.book.book", "usi_engine.book.propagate")
+         "usi_engine.book.book", "usi_engine.book.propagate", "usi_engine.book.apery")
 FORBIDDEN: dict[str, tuple[str, ...] | str] = {
     "usi_engine.core": OUTSIDE_CORE,
     "usi_engine.nnue": ("usi_engine.core", "usi_engine.search", "usi_engine.server") + MODEL + FRONT,

@@ -335,3 +335,13 @@ def test_engine_plays_an_apery_book_move_over_usi(engine, tmp_path):
         for name, value in (("BookFile", "no_book"), ("USI_Ponder", "false")):
             engine.send(f"setoption name {name} value {value}")
         engine.sync()
+
+
+def test_makebook_refuses_to_write_an_apery_book(tmp_path, capsys):
+    from usi_engine.book.makebook import main
+    out = tmp_path / "new.bin"
+    assert main(["records", str(out), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"{out}: makebook writes YaneuraOu's .db text format; name the output *.db "
+        f"(Apery .bin books are read, not written)")
+    assert not out.exists()

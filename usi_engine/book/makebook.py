@@ -193,6 +193,10 @@ def cmd_propagate(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if str(args.out).lower().endswith(".bin"):
+        _warn(f"{args.out}: makebook writes YaneuraOu's .db text format; name the output "
+              f"*.db (Apery .bin books are read, not written)")
+        return 2
     return {"records": cmd_records, "search": cmd_search, "propagate": cmd_propagate}[args.command](args)
 
 
