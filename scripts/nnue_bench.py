@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """The same as `usi-engine nnue-bench` (see its --help); kept so that recorded commands still run."""
+
 import sys
 
 from usi_engine.cli import main

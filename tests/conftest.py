@@ -43,8 +43,14 @@ class UsiProcess:
         self.started = time.monotonic()
         full_env = dict(os.environ)
         full_env.update(env or {})
-        self.proc = subprocess.Popen(cmd or engine_command(), cwd=cwd, env=full_env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            cmd or engine_command(),
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.lines: queue.Queue = queue.Queue()
         self.stderr_chunks: list[bytes] = []
         self.transcript: list[str] = []
@@ -74,11 +80,14 @@ class UsiProcess:
         try:
             stamp, raw = self.lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"no output within {timeout}s; transcript tail:\n"
-                                 + "\n".join(self.transcript[-15:])) from None
+            raise AssertionError(
+                f"no output within {timeout}s; transcript tail:\n" + "\n".join(self.transcript[-15:])
+            ) from None
         if raw is None:
             self.lines.put((stamp, None))
-            raise AssertionError("engine closed stdout; transcript tail:\n" + "\n".join(self.transcript[-15:]))
+            raise AssertionError(
+                "engine closed stdout; transcript tail:\n" + "\n".join(self.transcript[-15:])
+            )
         assert all(b < 128 for b in raw), f"non-ASCII output: {raw!r}"
         assert raw.endswith(b"\n")
         line = raw.decode("ascii").rstrip("\r\n")
@@ -92,7 +101,11 @@ class UsiProcess:
         while True:
             stamp, line = self.readline(max(0.01, deadline - time.monotonic()))
             out.append(line)
-            if line == prefix or line.startswith(prefix + " ") or (prefix.endswith(" ") and line.startswith(prefix)):
+            if (
+                line == prefix
+                or line.startswith(prefix + " ")
+                or (prefix.endswith(" ") and line.startswith(prefix))
+            ):
                 return stamp, out
 
     def no_output(self, seconds: float) -> list[str]:
@@ -229,7 +242,10 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_protocol::test_go_right_after_every_bestmove_in_a_ponder_game": ("slow",),
     "test_protocol::test_warmup_flag_compiles_and_exits": ("slow",),
     "test_protocol::test_ponder_hit_and_miss": ("slow",),
-    "test_rescore::test_a_real_engine_rescores_through_usi_and_a_rerun_keeps_the_files": ("slow", "subprocess"),
+    "test_rescore::test_a_real_engine_rescores_through_usi_and_a_rerun_keeps_the_files": (
+        "slow",
+        "subprocess",
+    ),
     "test_search::test_never_returns_an_illegal_move": ("slow",),
     "test_search::test_a_setting_under_test_changes_the_tree": ("slow",),
     "test_timeman::test_main_time_spending_curve": ("slow",),
@@ -271,8 +287,9 @@ def stale_tier_entries(tests: Path = TESTS) -> list[str]:
             continue
         if function:
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            names = {node.name for node in tree.body
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            names = {
+                node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
             if function not in names:
                 stale.append(key)
     return stale
@@ -281,8 +298,7 @@ def stale_tier_entries(tests: Path = TESTS) -> list[str]:
 def pytest_sessionstart(session):
     stale = stale_tier_entries()
     if stale:
-        raise pytest.UsageError("tests/conftest.py TIERS names tests that do not exist: "
-                                + ", ".join(stale))
+        raise pytest.UsageError("tests/conftest.py TIERS names tests that do not exist: " + ", ".join(stale))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,4 +1,5 @@
 """Helpers for tests that drive the numba search directly (one context, no Searcher)."""
+
 import numpy as np
 
 from usi_engine.position import Position

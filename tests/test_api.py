@@ -1,5 +1,6 @@
 """The public Python API: lazy package exports, Move, Engine (in process) and usi.Client
 (any USI engine), and the code blocks of docs/api.md, which are run here."""
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,8 @@ from usi_engine.usi import Client, go_command, parse_info_line
 
 REPO = Path(__file__).resolve().parent.parent
 RANDOM_ENGINE = [sys.executable, str(REPO / "tests" / "fixtures" / "random_engine.py")]
-MATE_IN_1 = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"          # G*5b mates
-MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"            # white to move, checkmated
+MATE_IN_1 = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"  # G*5b mates
+MATED = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"  # white to move, checkmated
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +40,15 @@ def legal_line(sfen: str, pv: list[Move]) -> bool:
 
 # --- the package ----------------------------------------------------------------------------
 
+
 def test_import_is_lazy_and_names_resolve():
-    code = ("import sys, usi_engine; assert 'numba' not in sys.modules, 'numba imported'; "
-            "assert 'usi_engine.position' not in sys.modules; "
-            "from usi_engine import Engine, Limit, Client, Position, Move; "
-            "assert 'usi_engine.search.searcher' not in sys.modules, 'Engine import loaded the search'; "
-            "print(Limit(depth=3), Position().sfen())")
+    code = (
+        "import sys, usi_engine; assert 'numba' not in sys.modules, 'numba imported'; "
+        "assert 'usi_engine.position' not in sys.modules; "
+        "from usi_engine import Engine, Limit, Client, Position, Move; "
+        "assert 'usi_engine.search.searcher' not in sys.modules, 'Engine import loaded the search'; "
+        "print(Limit(depth=3), Position().sfen())"
+    )
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "Limit(time=None, depth=3, nodes=None)" in run.stdout
@@ -55,6 +59,7 @@ def test_import_is_lazy_and_names_resolve():
 
 # --- Move, Limit, Score ---------------------------------------------------------------------
 
+
 def test_move_value_type():
     m = Move("7g7f")
     assert m == "7g7f" and hash(m) == hash("7g7f") and str(m) == "7g7f" and repr(m) == "Move('7g7f')"
@@ -63,8 +68,13 @@ def test_move_value_type():
     assert d == "P*5e" and d.is_drop and d.drop == "P" and d.from_square is None and d.to_square == 40
     assert Move.make("8h", "2b", promotion=True) == "8h2b+" and Move.make(70, 10, True).promotion
     assert Move("resign").is_special and Move("resign").to_square is None
-    for bad, why in (("7g7", "unparseable"), ("K*5e", "bad drop piece"), ("7g7g", "does not move"),
-                     ("0a1b", "squares are a file 1-9"), ("p*5e", "bad drop piece")):
+    for bad, why in (
+        ("7g7", "unparseable"),
+        ("K*5e", "bad drop piece"),
+        ("7g7g", "does not move"),
+        ("0a1b", "squares are a file 1-9"),
+        ("p*5e", "bad drop piece"),
+    ):
         with pytest.raises(ValueError, match=why):
             Move(bad)
     with pytest.raises(ValueError, match="out of range"):
@@ -90,22 +100,24 @@ def test_limit_and_score():
 
 
 def test_parse_info_line():
-    info = parse_info_line("info depth 7 seldepth 9 multipv 2 score mate -3 nodes 1200 nps 5000 "
-                           "time 240 pv 5a4b G*4c", turn=1)
+    info = parse_info_line(
+        "info depth 7 seldepth 9 multipv 2 score mate -3 nodes 1200 nps 5000 time 240 pv 5a4b G*4c", turn=1
+    )
     assert (info.depth, info.seldepth, info.multipv, info.nodes, info.time) == (7, 9, 2, 1200, 0.24)
     assert info.score == Score(mate=-3) and info.black_score == Score(mate=3)
     assert info.pv == ["5a4b", "G*4c"] and info.move == "5a4b"
     assert parse_info_line("info string hello") is None
-    assert parse_info_line("info depth 3 score cp 10 pv 7g7f xx 3c3d").pv == ["7g7f"]   # stops at junk
+    assert parse_info_line("info depth 3 score cp 10 pv 7g7f xx 3c3d").pv == ["7g7f"]  # stops at junk
 
 
 # --- Engine (in process) --------------------------------------------------------------------
+
 
 def test_engine_analyse_multipv(engine):
     infos = engine.analyse(Position(), Limit(depth=4), multipv=3)
     assert [i.multipv for i in infos] == [1, 2, 3]
     assert all(isinstance(i, Info) and i.depth == 4 and i.bound is None for i in infos)
-    assert len({i.move for i in infos}) == 3                     # three different first moves
+    assert len({i.move for i in infos}) == 3  # three different first moves
     assert all(legal_line(Position().sfen(), i.pv) for i in infos)
     assert infos[0].score.to_cp() >= infos[1].score.to_cp() >= infos[2].score.to_cp()
     assert infos[0].nodes > 0 and infos[0].turn == 0
@@ -138,11 +150,12 @@ def test_engine_time_limit_and_stop_from_another_thread(engine):
     assert 0.25 <= time.monotonic() - t0 < 2.0 and infos[0].pv
     seen: list[Info] = []
     result: list = []
-    worker = threading.Thread(target=lambda: result.append(
-        engine.analyse(Position(), Limit(), on_info=seen.append)))
+    worker = threading.Thread(
+        target=lambda: result.append(engine.analyse(Position(), Limit(), on_info=seen.append))
+    )
     worker.start()
     time.sleep(0.4)
-    assert worker.is_alive()                    # Limit(): runs until stopped
+    assert worker.is_alive()  # Limit(): runs until stopped
     engine.stop()
     worker.join(5)
     assert not worker.is_alive() and result[0][0].pv and seen
@@ -153,12 +166,12 @@ def test_engine_options_and_close():
         Engine({"Hashh": 1})
     eng = Engine({"USI_Hash": 4, "LMR": False, "MultiPV": 2, "MaxMovesToDraw": 300})
     assert eng.options["LMR"] is False and eng.options["MultiPV"] == 2
-    searcher = eng._searcher                   # the search options reach the searcher
+    searcher = eng._searcher  # the search options reach the searcher
     assert searcher.switches["LMR"] == 0 and searcher.max_game_ply == 300
-    assert len(eng.analyse(Position(), Limit(depth=2))) == 2      # MultiPV is the default
+    assert len(eng.analyse(Position(), Limit(depth=2))) == 2  # MultiPV is the default
     with pytest.raises(ValueError, match="option Threads: 0 out of range"):
         eng.configure({"USI_Hash": 2, "Threads": 0})
-    assert eng.options["USI_Hash"] == 4                           # nothing applied
+    assert eng.options["USI_Hash"] == 4  # nothing applied
     eng.close()
     with pytest.raises(RuntimeError, match="closed"):
         eng.play(Position(), Limit(depth=1))
@@ -169,6 +182,7 @@ def test_engine_evaluation_follows_evaldir(tmp_path):
     raises naming the file and leaves the evaluation and the options as they were."""
     from usi_engine.nnue import read_network
     from usi_engine.core.network import shipped_network_path
+
     kp = REPO / "tests" / "data" / "nnue" / "kp_256x2-32-32"
     pos = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+")
     eng = Engine({"USI_Hash": 2})
@@ -187,6 +201,7 @@ def test_engine_evaluation_follows_evaldir(tmp_path):
 
 
 # --- usi.Client (any USI engine) -------------------------------------------------------------
+
 
 def test_client_with_our_engine():
     with Client.popen([sys.executable, "-m", "usi_engine"], {"USI_Hash": 8}, cwd=str(REPO)) as client:
@@ -220,6 +235,7 @@ def test_client_with_another_engine():
 
 # --- the examples of docs/api.md run as written ----------------------------------------------
 
+
 def test_docs_api_examples_run(capsys):
     text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -230,7 +246,7 @@ def test_docs_api_examples_run(capsys):
         out = capsys.readouterr().out
         # a documented output: print(...)  # what it prints
         for expected in re.findall(r"^print\(.*\)\s+#\s*(.+?)\s*$", block, re.M):
-            expected = re.sub(r"\s+\(.*\)$", "", expected)      # drop a trailing remark
+            expected = re.sub(r"\s+\(.*\)$", "", expected)  # drop a trailing remark
             assert expected.strip() in out, f"docs/api.md promises {expected!r}, got:\n{out}"
 
 
@@ -238,6 +254,7 @@ def test_docs_api_examples_run(capsys):
 def test_module_examples_run(module):
     import doctest
     import importlib
+
     mod = importlib.import_module(f"usi_engine.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, f"{module}: {result}"

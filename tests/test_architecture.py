@@ -12,27 +12,66 @@ PACKAGE = Path(__file__).resolve().parent.parent / "usi_engine"
 
 # module prefix -> prefixes it must never import (ARCHITECTURE.md, "The rules")
 OUTSIDE_CORE = "everything but usi_engine.core and the nn.bin format below it (usi_engine.nnue)"
-FRONT = ("usi_engine.api", "usi_engine.usi", "usi_engine.usiproc", "usi_engine.cluster",
-         "usi_engine.cli", "usi_engine.commands", "usi_engine.match", "usi_engine.training",
-         "usi_engine.analysis")
-MODEL = ("usi_engine.move", "usi_engine.piece", "usi_engine.position", "usi_engine.record",
-         "usi_engine.sfen", "usi_engine.notation",
-         "usi_engine.svg", "usi_engine.book.sfen", "usi_engine.book.format",
-         "usi_engine.book.book", "usi_engine.book.propagate", "usi_engine.book.apery")
+FRONT = (
+    "usi_engine.api",
+    "usi_engine.usi",
+    "usi_engine.usiproc",
+    "usi_engine.cluster",
+    "usi_engine.cli",
+    "usi_engine.commands",
+    "usi_engine.match",
+    "usi_engine.training",
+    "usi_engine.analysis",
+)
+MODEL = (
+    "usi_engine.move",
+    "usi_engine.piece",
+    "usi_engine.position",
+    "usi_engine.record",
+    "usi_engine.sfen",
+    "usi_engine.notation",
+    "usi_engine.svg",
+    "usi_engine.book.sfen",
+    "usi_engine.book.format",
+    "usi_engine.book.book",
+    "usi_engine.book.propagate",
+    "usi_engine.book.apery",
+)
 FORBIDDEN: dict[str, tuple[str, ...] | str] = {
     "usi_engine.core": OUTSIDE_CORE,
     "usi_engine.nnue": ("usi_engine.core", "usi_engine.search", "usi_engine.server") + MODEL + FRONT,
     **{m: ("usi_engine.search", "usi_engine.server") + FRONT for m in MODEL},
     "usi_engine.search": ("usi_engine.server", "usi_engine.book") + FRONT,
-    "usi_engine.server": FRONT[1:],      # the server may use the API's Options only through options.py
-    "usi_engine.match": ("usi_engine.server.protocol", "usi_engine.server.engine", "usi_engine.cli",
-                         "usi_engine.commands", "usi_engine.training", "usi_engine.analysis"),
-    "usi_engine.training": ("usi_engine.server", "usi_engine.cli", "usi_engine.commands",
-                            "usi_engine.match", "usi_engine.analysis"),
-    "usi_engine.analysis": ("usi_engine.server", "usi_engine.cli", "usi_engine.commands",
-                            "usi_engine.match", "usi_engine.training"),
-    "usi_engine.book": ("usi_engine.cli", "usi_engine.commands", "usi_engine.match",
-                        "usi_engine.training", "usi_engine.analysis"),
+    "usi_engine.server": FRONT[1:],  # the server may use the API's Options only through options.py
+    "usi_engine.match": (
+        "usi_engine.server.protocol",
+        "usi_engine.server.engine",
+        "usi_engine.cli",
+        "usi_engine.commands",
+        "usi_engine.training",
+        "usi_engine.analysis",
+    ),
+    "usi_engine.training": (
+        "usi_engine.server",
+        "usi_engine.cli",
+        "usi_engine.commands",
+        "usi_engine.match",
+        "usi_engine.analysis",
+    ),
+    "usi_engine.analysis": (
+        "usi_engine.server",
+        "usi_engine.cli",
+        "usi_engine.commands",
+        "usi_engine.match",
+        "usi_engine.training",
+    ),
+    "usi_engine.book": (
+        "usi_engine.cli",
+        "usi_engine.commands",
+        "usi_engine.match",
+        "usi_engine.training",
+        "usi_engine.analysis",
+    ),
 }
 
 
@@ -108,15 +147,20 @@ def test_arrows_point_down(layer):
 
 def test_nothing_imports_the_package_root():
     """The root only re-exports the public API: a module that imports it depends on all of it."""
-    wrong = [name for name, targets in GRAPH.items()
-             if "usi_engine" in targets and name != "usi_engine.__main__"]
+    wrong = [
+        name for name, targets in GRAPH.items() if "usi_engine" in targets and name != "usi_engine.__main__"
+    ]
     assert not wrong, wrong
 
 
 def test_only_the_command_line_imports_the_commands():
-    wrong = [f"{name} imports {t}" for name, targets in GRAPH.items() for t in targets
-             if under(t, "usi_engine.commands") and not (name == "usi_engine.cli"
-                                                           or under(name, "usi_engine.commands"))]
+    wrong = [
+        f"{name} imports {t}"
+        for name, targets in GRAPH.items()
+        for t in targets
+        if under(t, "usi_engine.commands")
+        and not (name == "usi_engine.cli" or under(name, "usi_engine.commands"))
+    ]
     assert not wrong, wrong
 
 

@@ -1,5 +1,6 @@
 """Opening books (usi_engine.book): the .db format, YaneuraOu's lookup and choice, and the
 engine playing from a book over USI."""
+
 from __future__ import annotations
 
 import random
@@ -14,8 +15,9 @@ from usi_engine.position import Position
 
 START = Position().sfen()
 # no filter at all: every legal book move is a candidate
-OPEN = BookSettings(moves=1000, eval_diff=99999, eval_black_limit=-99999, eval_white_limit=-99999,
-                    depth_limit=0)
+OPEN = BookSettings(
+    moves=1000, eval_diff=99999, eval_black_limit=-99999, eval_white_limit=-99999, depth_limit=0
+)
 
 
 def random_game_book(seed: int, games: int = 12, plies: int = 24) -> Book:
@@ -35,8 +37,10 @@ def random_game_book(seed: int, games: int = 12, plies: int = 24) -> Book:
             after.push(move)
             replies = after.legal_moves()
             ponder = rng.choice(replies) if replies and rng.random() < 0.7 else None
-            book.add(pos.sfen(), BookMove(move, ponder, rng.randint(-500, 500), rng.randint(0, 40),
-                                          rng.randint(0, 9)))
+            book.add(
+                pos.sfen(),
+                BookMove(move, ponder, rng.randint(-500, 500), rng.randint(0, 40), rng.randint(0, 9)),
+            )
             pos = after
     return book
 
@@ -84,8 +88,9 @@ def test_hand_normalised_to_yaneuraou_order(tmp_path):
     board = "lnsgkg1nl/7s1/p1pppp2p/6pR1/9/1rP6/P2PPPP1P/9/LNSGKGSNL b"
     path = tmp_path / "hand.db"
     path.write_text(f"{HEADER}\nsfen {board} pPbBp1P 15\n2d2c+ none 12 20 1\n")
-    pos = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+ 3a2b 2g2f 8c8d 2f2e 8d8e 2e2d 2c2d "
-                            "2h2d 8e8f 8g8f 8b8f")
+    pos = Position.from_usi(
+        "startpos moves 7g7f 3c3d 8h2b+ 3a2b 2g2f 8c8d 2f2e 8d8e 2e2d 2c2d 2h2d 8e8f 8g8f 8b8f"
+    )
     assert pos.sfen() == f"{board} B2Pb2p 15"
     book = Book.open(path)
     assert book.errors == []
@@ -106,27 +111,34 @@ def test_missing_fields_default_to_0_0_1_and_ponder_none(tmp_path):
 # --------------------------------------------------------------------------------- bad input
 def test_malformed_lines_reported_good_entries_kept(tmp_path):
     path = tmp_path / "bad.db"
-    path.write_text("\n".join([
-        HEADER,
-        "7g7f none 1 1 1",                                  # 2: before any sfen line
-        f"sfen {START}",
-        "7g7f 3c3d 50 20 3",
-        "7g7x 3c3d 50 20 3",                                # 5: not a move
-        "2g2f 8c8d forty 20 3",                             # 6: value not a number
-        "2g2f 8c8d 40 20 2",
-        "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9 b - 1",         # 8: five ranks
-        "1g1f none 0 0 1",                                  # 9: under the bad sfen line
-        "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2",
-        "3c3d 2g2f -40 20 1",
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                HEADER,
+                "7g7f none 1 1 1",  # 2: before any sfen line
+                f"sfen {START}",
+                "7g7f 3c3d 50 20 3",
+                "7g7x 3c3d 50 20 3",  # 5: not a move
+                "2g2f 8c8d forty 20 3",  # 6: value not a number
+                "2g2f 8c8d 40 20 2",
+                "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9 b - 1",  # 8: five ranks
+                "1g1f none 0 0 1",  # 9: under the bad sfen line
+                "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2",
+                "3c3d 2g2f -40 20 1",
+            ]
+        )
+        + "\n"
+    )
     book = Book.open(path)
     messages = [str(e) for e in book.errors]
     assert [e.line for e in book.errors] == [2, 5, 6, 8]
     assert messages[0] == f"{path} line 2: move line before any sfen line: '7g7f none 1 1 1'"
     assert "line 5: not a USI move: '7g7x'" in messages[1]
     assert "line 6: value is not an integer: 'forty'" in messages[2]
-    assert "line 8: bad sfen line (board needs 9 ranks separated by '/', got 5); " \
-           "its 1 move line(s) skipped" in messages[3]
+    assert (
+        "line 8: bad sfen line (board needs 9 ranks separated by '/', got 5); "
+        "its 1 move line(s) skipped" in messages[3]
+    )
     assert [(m.move, m.count) for m in book.moves(Position())] == [("7g7f", 3), ("2g2f", 2)]
     after = Position()
     after.push("7g7f")
@@ -137,7 +149,7 @@ def test_truncated_file_keeps_what_came_before(tmp_path):
     full = tmp_path / "full.db"
     random_game_book(3).write(full)
     data = full.read_bytes()
-    cut = data.rindex(b"\nsfen ") + 30            # in the middle of the last sfen line
+    cut = data.rindex(b"\nsfen ") + 30  # in the middle of the last sfen line
     path = tmp_path / "cut.db"
     path.write_bytes(data[:cut])
     book = Book.open(path)
@@ -155,7 +167,8 @@ def test_not_a_book_is_never_a_silent_empty_book(tmp_path):
     book = Book.open(empty)
     assert len(book) == 0
     assert [str(e) for e in book.errors] == [
-        f"{empty} line 1: missing the '{HEADER}' header (read on anyway): ''"]
+        f"{empty} line 1: missing the '{HEADER}' header (read on anyway): ''"
+    ]
     other = tmp_path / "other.db"
     other.write_text("hello\nworld\n")
     errors = [str(e) for e in Book.open(other).errors]
@@ -201,24 +214,25 @@ def test_on_the_fly_reports_bad_lines_when_a_lookup_meets_them(tmp_path):
     random_game_book(5).write(good)
     lines = good.read_text().splitlines()
     at = max(i for i, line in enumerate(lines) if line.startswith("sfen "))
-    lines.insert(at + 1, "2g2f 8c8d 12 x 1")              # a bad depth under the last position
+    lines.insert(at + 1, "2g2f 8c8d 12 x 1")  # a bad depth under the last position
     path = tmp_path / "bad.db"
     path.write_text("\n".join(lines) + "\n")
     sfen = lines[at][5:]
     fly = Book.open(path, on_the_fly=True)
-    assert fly.errors == []                                # not read yet
+    assert fly.errors == []  # not read yet
     assert fly.moves(sfen) == Book.open(good).moves(sfen) != []
-    assert [str(e) for e in fly.errors] == [f"{path} line {at + 2}: depth is not an integer: 'x': "
-                                            "'2g2f 8c8d 12 x 1'"]
+    assert [str(e) for e in fly.errors] == [
+        f"{path} line {at + 2}: depth is not an integer: 'x': '2g2f 8c8d 12 x 1'"
+    ]
     fly.moves(sfen)
-    assert len(fly.errors) == 1                            # reported once
+    assert len(fly.errors) == 1  # reported once
     assert [e.line for e in Book.open(path).errors] == [at + 2]
 
 
 def test_ply_must_match_unless_ignore_book_ply(tmp_path):
     path = tmp_path / "ply.db"
     path.write_text(f"{HEADER}\nsfen {START}\n7g7f none 10 20 1\n")
-    later = START[:-1] + "31"            # the same board at ply 31
+    later = START[:-1] + "31"  # the same board at ply 31
     assert Book.open(path).moves(later) == []
     assert [m.move for m in Book.open(path, ignore_ply=True).moves(later)] == ["7g7f"]
 
@@ -263,6 +277,7 @@ def test_illegal_moves_dropped_with_a_note(tmp_path):
     book = one_position_book(tmp_path, ["7g7e none 90 20 1", "2g2f none 10 20 1"])
     notes: list[str] = []
     from usi_engine.book.select import choose
+
     choice = choose(book, Position(), OPEN, random.Random(1), notes)
     assert choice.move == "2g2f"
     assert notes == [f"book: 7g7e is not legal in {START}, dropped"]
@@ -287,24 +302,29 @@ def test_book_eval_diff_and_side_limits(tmp_path):
     lines = ["7g7f none 50 20 1", "2g2f none 25 20 1", "5g5f none 10 20 1", "1g1f none -300 20 1"]
     book = one_position_book(tmp_path, lines)
     base = BookSettings(depth_limit=0, eval_black_limit=-99999)
-    assert set(chosen(book, base)) == {"7g7f", "2g2f"}                           # 50 - 30 = 20
+    assert set(chosen(book, base)) == {"7g7f", "2g2f"}  # 50 - 30 = 20
     assert set(chosen(book, BookSettings(depth_limit=0, eval_diff=0, eval_black_limit=-99999))) == {"7g7f"}
     wide = BookSettings(depth_limit=0, eval_diff=1000, eval_black_limit=0)
-    assert set(chosen(book, wide)) == {"7g7f", "2g2f", "5g5f"}                  # floor 0 for black
+    assert set(chosen(book, wide)) == {"7g7f", "2g2f", "5g5f"}  # floor 0 for black
     assert chosen(book, BookSettings(depth_limit=0, eval_black_limit=60)) == Counter({None: 300})
     # white's floor is BookEvalWhiteLimit (default -140)
     white = START.replace(" b ", " w ")
-    wbook = one_position_book(tmp_path, ["3c3d none -100 20 1", "8c8d none -130 20 1",
-                                         "5c5d none -150 20 1"], sfen=white, name="w.db")
+    wbook = one_position_book(
+        tmp_path,
+        ["3c3d none -100 20 1", "8c8d none -130 20 1", "5c5d none -150 20 1"],
+        sfen=white,
+        name="w.db",
+    )
     wpos = Position(white)
     assert set(chosen(wbook, BookSettings(depth_limit=0, eval_diff=1000), wpos)) == {"3c3d", "8c8d"}
-    assert set(chosen(wbook, BookSettings(depth_limit=0, eval_diff=1000, eval_white_limit=-110),
-                      wpos)) == {"3c3d"}
+    assert set(chosen(wbook, BookSettings(depth_limit=0, eval_diff=1000, eval_white_limit=-110), wpos)) == {
+        "3c3d"
+    }
 
 
 def test_book_depth_limit_judges_the_first_move(tmp_path):
     book = one_position_book(tmp_path, ["7g7f none 50 10 5", "2g2f none 50 30 1"])
-    assert book.probe(Position(), BookSettings(depth_limit=16)) is None     # 7g7f (count 5) is first
+    assert book.probe(Position(), BookSettings(depth_limit=16)) is None  # 7g7f (count 5) is first
     assert book.probe(Position(), BookSettings(depth_limit=10, eval_diff=0)).move in ("7g7f", "2g2f")
     assert book.probe(Position(), BookSettings(depth_limit=0, eval_diff=0)) is not None
 
@@ -333,7 +353,7 @@ def test_pv_follows_the_book_up_to_book_pv_moves(tmp_path):
     book = Book.open(path)
     for n in (1, 2, 4, 6, 8):
         choice = book.probe(Position(), BookSettings(pv_moves=n, depth_limit=0))
-        assert choice.pv == line[:min(n, len(line))]
+        assert choice.pv == line[: min(n, len(line))]
         assert choice.ponder == (line[1] if n > 1 else None)
     assert (choice.value, choice.depth) == (30, 20)
 
@@ -354,8 +374,13 @@ def usi_book(tmp_path: Path) -> Path:
 
 
 def reset_book_options(engine) -> None:
-    for name, value in (("BookFile", "no_book"), ("BookDir", "book"), ("USI_Ponder", "false"),
-                        ("MultiPV", "1"), ("ConsiderationMode", "false")):
+    for name, value in (
+        ("BookFile", "no_book"),
+        ("BookDir", "book"),
+        ("USI_Ponder", "false"),
+        ("MultiPV", "1"),
+        ("ConsiderationMode", "false"),
+    ):
         engine.send(f"setoption name {name} value {value}")
     engine.sync()
 
@@ -391,7 +416,7 @@ def test_engine_plays_the_book_move_at_once(engine, tmp_path):
 def test_analysis_searches_instead_of_using_the_book(engine, tmp_path):
     path = usi_book(tmp_path)
     try:
-        engine.send(f"setoption name BookFile value {path}")      # an absolute path
+        engine.send(f"setoption name BookFile value {path}")  # an absolute path
         engine.sync()
         engine.send("setoption name MultiPV value 2")
         engine.send("position startpos")
@@ -423,14 +448,17 @@ def test_analysis_searches_instead_of_using_the_book(engine, tmp_path):
 
 def test_engine_reports_bad_book_lines_and_missing_files(engine, tmp_path):
     path = tmp_path / "bad.db"
-    path.write_text(f"{HEADER}\nsfen {START}\n2g2f 8c8d 42 20 1\n7g7e none 99 20 5\n"
-                    "sfen lnsgkgsnl/1r5b1 b - 1\n")
+    path.write_text(
+        f"{HEADER}\nsfen {START}\n2g2f 8c8d 42 20 1\n7g7e none 99 20 5\nsfen lnsgkgsnl/1r5b1 b - 1\n"
+    )
     try:
         engine.send(f"setoption name BookFile value {path}")
         lines = engine.sync()
         assert f"info string book: read {path}: 1 positions" in lines
-        assert (f"info string book: {path} line 5: bad sfen line (board needs 9 ranks separated by '/', "
-                "got 2): 'sfen lnsgkgsnl/1r5b1 b - 1'") in lines
+        assert (
+            f"info string book: {path} line 5: bad sfen line (board needs 9 ranks separated by '/', "
+            "got 2): 'sfen lnsgkgsnl/1r5b1 b - 1'"
+        ) in lines
         engine.send("position startpos")
         engine.send("go btime 0 wtime 0 byoyomi 1000")
         lines = engine.read_until("bestmove", 10)[1]
@@ -438,8 +466,9 @@ def test_engine_reports_bad_book_lines_and_missing_files(engine, tmp_path):
         assert lines[-1] == "bestmove 2g2f"
         missing = tmp_path / "nowhere.db"
         engine.send(f"setoption name BookFile value {missing}")
-        assert (f"info string book: cannot read {missing}: No such file or directory; "
-                "playing without a book") in engine.sync()
+        assert (
+            f"info string book: cannot read {missing}: No such file or directory; playing without a book"
+        ) in engine.sync()
         engine.send("go depth 2")
         lines = engine.read_until("bestmove", 60)[1]
         assert lines[-1].startswith("bestmove ") and " nodes 0 " not in lines[-2]
@@ -454,10 +483,10 @@ def test_engine_book_on_the_fly_ignore_ply_and_flipped(engine, tmp_path):
         engine.send(f"setoption name BookFile value {path}")
         engine.send("setoption name BookOnTheFly value true")
         assert f"info string book: {path} opened, searched on the fly" in engine.sync()
-        engine.send(f"position sfen {mirror}")              # startpos turned round: white to move
+        engine.send(f"position sfen {mirror}")  # startpos turned round: white to move
         engine.send("go btime 0 wtime 0 byoyomi 1000")
         assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 8c8d"
-        engine.send("position sfen " + START[:-1] + "3")      # the start position at ply 3
+        engine.send("position sfen " + START[:-1] + "3")  # the start position at ply 3
         engine.send("go depth 2")
         assert " nodes 0 " not in engine.read_until("bestmove", 60)[1][-2]
         engine.send("setoption name IgnoreBookPly value true")

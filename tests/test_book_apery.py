@@ -1,6 +1,7 @@
 """Apery's binary books (usi_engine.book.apery): the key, the move code, the on-disk binary
 search, bad files, YaneuraOu playing the same moves from the same file, and the engine over
 USI."""
+
 from __future__ import annotations
 
 import os
@@ -11,23 +12,34 @@ from pathlib import Path
 import pytest
 
 from usi_engine.book import AperyBook, Book, BookMove, BookSettings, apery_key
-from usi_engine.book.apery import (APERY_DEPTH, RECORD, MT19937_64, decode_move, encode_move, pack_record,
-                                   zobrist_table)
+from usi_engine.book.apery import (
+    APERY_DEPTH,
+    RECORD,
+    MT19937_64,
+    decode_move,
+    encode_move,
+    pack_record,
+    zobrist_table,
+)
 from usi_engine.position import Position
 
 REPO = Path(__file__).resolve().parent.parent
 YANEURAOU = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-material9"
 START = Position().sfen()
-START_KEY = 0xEEBE8EE7E1AD7E15          # YaneuraOu finds a book written with it (below)
-OPEN = BookSettings(moves=1000, eval_diff=99999, eval_black_limit=-99999, eval_white_limit=-99999,
-                    depth_limit=0)
+START_KEY = 0xEEBE8EE7E1AD7E15  # YaneuraOu finds a book written with it (below)
+OPEN = BookSettings(
+    moves=1000, eval_diff=99999, eval_black_limit=-99999, eval_white_limit=-99999, depth_limit=0
+)
 
 
 def write_apery(path: Path, positions: dict[str, list[tuple[str, int, int]]]) -> int:
     """A test-only writer: {sfen: [(move, count, score), ...]} as a sorted .bin (records of a
     position in the order given); the number of records."""
-    rows = [(apery_key(sfen), i, move, count, score)
-            for sfen, moves in positions.items() for i, (move, count, score) in enumerate(moves)]
+    rows = [
+        (apery_key(sfen), i, move, count, score)
+        for sfen, moves in positions.items()
+        for i, (move, count, score) in enumerate(moves)
+    ]
     rows.sort()
     path.write_bytes(b"".join(pack_record(key, move, count, score) for key, _, move, count, score in rows))
     return len(rows)
@@ -71,12 +83,14 @@ def test_generator_and_table_match_published_values():
 def test_key_of_the_start_position_is_stable_and_differs_by_side_and_hand():
     assert apery_key(START) == START_KEY
     assert apery_key(Position()) == START_KEY
-    assert apery_key("sfen " + START[:-1] + "31") == START_KEY            # the ply is not in the key
+    assert apery_key("sfen " + START[:-1] + "31") == START_KEY  # the ply is not in the key
     white = START.replace(" b ", " w ")
     assert apery_key(white) == START_KEY ^ zobrist_table().turn
     board = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL"
-    keys = {apery_key(f"{board} {side} {hand} 1")
-            for side, hand in (("b", "-"), ("b", "P"), ("b", "2P"), ("b", "R"), ("w", "-"), ("w", "p"))}
+    keys = {
+        apery_key(f"{board} {side} {hand} 1")
+        for side, hand in (("b", "-"), ("b", "P"), ("b", "2P"), ("b", "R"), ("w", "-"), ("w", "p"))
+    }
     assert len(keys) == 6
     # the hand's order in the SFEN does not matter
     assert apery_key(f"{board} b 2PR 1") == apery_key(f"{board} b R2P 1")
@@ -100,7 +114,7 @@ def test_move_codes_round_trip():
     assert encode_move("P*5e") == (81 << 7) | 40
     assert [encode_move(f"{p}*1a") >> 7 for p in "PLNSBRG"] == list(range(81, 88))
     assert decode_move(encode_move("1a9i")) == "1a9i" and encode_move("1a9i") == 80
-    assert decode_move((1 << 15) | encode_move("7g7f")) == "7g7f"        # bit 15 ignored
+    assert decode_move((1 << 15) | encode_move("7g7f")) == "7g7f"  # bit 15 ignored
     seen = {"normal": 0, "promotion": 0, "drop": 0}
     for pos in random_positions(3, 40):
         for move in pos.legal_moves():
@@ -127,8 +141,10 @@ def test_binary_search_equals_a_linear_scan(tmp_path):
     count = write_apery(path, book)
     # keys at both ends of the range, and runs of one key longer than a read chunk
     extra = [(0, "7g7f", 1, 0), ((1 << 64) - 1, "2g2f", 1, 0)] + [(12345, "P*5e", i, i) for i in range(150)]
-    records = sorted([RECORD.unpack(path.read_bytes()[i:i + 16]) for i in range(0, count * 16, 16)]
-                     + [(k, encode_move(m), c, s) for k, m, c, s in extra])
+    records = sorted(
+        [RECORD.unpack(path.read_bytes()[i : i + 16]) for i in range(0, count * 16, 16)]
+        + [(k, encode_move(m), c, s) for k, m, c, s in extra]
+    )
     path.write_bytes(b"".join(RECORD.pack(*r) for r in records))
     with Book.open(path) as ap:
         assert isinstance(ap, AperyBook) and ap.errors == [] and ap.records == len(records)
@@ -140,8 +156,10 @@ def test_binary_search_equals_a_linear_scan(tmp_path):
         assert len(ap.records_of(12345)) == 150
         for sfen, moves in book.items():
             got = ap.moves(sfen)
-            want = sorted([BookMove(m, None, s, APERY_DEPTH, c) for m, c, s in moves],
-                          key=lambda b: (-b.count, -b.value))
+            want = sorted(
+                [BookMove(m, None, s, APERY_DEPTH, c) for m, c, s in moves],
+                key=lambda b: (-b.count, -b.value),
+            )
             assert [(b.move, b.count, b.value) for b in got] == [(b.move, b.count, b.value) for b in want]
             assert all(b.ponder is None and b.depth == 256 for b in got)
 
@@ -151,17 +169,21 @@ def test_a_move_listed_twice_is_merged_and_the_choice_follows_the_options(tmp_pa
     write_apery(path, {START: [("7g7f", 2, 10), ("2g2f", 3, 40), ("7g7f", 4, 30), ("5g5f", 1, -100)]})
     with Book.open(path) as ap:
         assert [(m.move, m.count, m.value) for m in ap.moves(START)] == [
-            ("7g7f", 6, 30), ("2g2f", 3, 40), ("5g5f", 1, -100)]
+            ("7g7f", 6, 30),
+            ("2g2f", 3, 40),
+            ("5g5f", 1, -100),
+        ]
         # depth 256: the default BookDepthLimit (16) keeps the book, as in YaneuraOu
         # BookEvalDiff 0: the moves valued at least as the first (most played) one
         choice = ap.probe(START, BookSettings(eval_diff=0))
         assert choice.depth == 256 and choice.ponder is None
         assert [m.move for m in choice.candidates] == ["7g7f", "2g2f"]
-        assert [m.move for m in ap.probe(START, BookSettings(eval_diff=200, eval_black_limit=-99999)).candidates] == [
-            "7g7f", "2g2f", "5g5f"]
+        assert [
+            m.move for m in ap.probe(START, BookSettings(eval_diff=200, eval_black_limit=-99999)).candidates
+        ] == ["7g7f", "2g2f", "5g5f"]
         assert ap.probe(START, BookSettings(eval_diff=200, eval_black_limit=35)).move == "2g2f"
         assert ap.probe(START, BookSettings(depth_limit=257)) is None
-        assert ap.probe(START.replace(" 1", " 17")) is None                  # BookMoves 16
+        assert ap.probe(START.replace(" 1", " 17")) is None  # BookMoves 16
         # FlippedBook: white in the start position turned round finds black's moves, turned back
         mirror = START.replace(" b ", " w ")
         assert [m.move for m in ap.moves(mirror)] == ["3c3d", "8c8d", "5c5d"]
@@ -179,9 +201,11 @@ def test_cut_misaligned_unsorted_and_damaged_files_keep_every_good_record(tmp_pa
     cut.write_bytes(data[:-5])
     with Book.open(cut) as ap:
         assert ap.records == 1 and len(ap.errors) == 1
-        assert str(ap.errors[0]) == (f"{cut}: size 27 bytes is not a multiple of 16 (a cut or damaged "
-                                     "file): the last 11 byte(s) are ignored, the 1 whole record(s) "
-                                     "before them are used")
+        assert str(ap.errors[0]) == (
+            f"{cut}: size 27 bytes is not a multiple of 16 (a cut or damaged "
+            "file): the last 11 byte(s) are ignored, the 1 whole record(s) "
+            "before them are used"
+        )
         first_key = RECORD.unpack(data[:16])[0]
         kept = START if first_key == apery_key(START) else after
         assert len(ap.moves(kept)) == 1
@@ -213,33 +237,48 @@ def test_cut_misaligned_unsorted_and_damaged_files_keep_every_good_record(tmp_pa
         ap.moves(START)
         assert [str(e) for e in ap.errors] == [
             f"{bad} record 1: move code 0x3203 is no move (from-square 100 is neither a square nor a "
-            "dropped piece): skipped"]
+            "dropped piece): skipped"
+        ]
     # a move that is legal nowhere here (another position with the same key): dropped by probe
     clash = tmp_path / "clash.bin"
     write_apery(clash, {START: [("5e5d", 9, 90), ("2g2f", 1, 0)]})
     with Book.open(clash) as ap:
         notes: list[str] = []
         from usi_engine.book.select import choose
+
         assert choose(ap, Position(), OPEN, random.Random(1), notes).move == "2g2f"
         assert notes == [f"book: 5e5d is not legal in {START}, dropped"]
 
 
 def test_makebook_refuses_an_apery_book_without_a_traceback(tmp_path, capsys):
     from usi_engine.book.makebook import main
+
     path = tmp_path / "book.bin"
     write_apery(path, {START: [("7g7f", 1, 0)]})
     assert main(["propagate", str(path), str(tmp_path / "out.db")]) == 2
-    assert capsys.readouterr().err.strip().endswith(
-        f"{path}: an Apery book is keyed by hash: its positions cannot be counted (1 records)")
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"{path}: an Apery book is keyed by hash: its positions cannot be counted (1 records)")
+    )
     assert not (tmp_path / "out.db").exists()
 
 
 # --------------------------------------------------------------------------------- YaneuraOu
 def yaneuraou_moves(book_path: Path, sfens: list[str]) -> list[str]:
     # BookDepthLimit stays at its default 16: YaneuraOu gives Apery moves depth 256
-    options = {"BookDir": book_path.parent, "BookFile": book_path.name, "BookEvalDiff": 0,
-               "BookEvalBlackLimit": -99999, "BookEvalWhiteLimit": -99999, "BookMoves": 1000,
-               "USI_Hash": 16, "Threads": 1, "NetworkDelay": 0, "NetworkDelay2": 0}
+    options = {
+        "BookDir": book_path.parent,
+        "BookFile": book_path.name,
+        "BookEvalDiff": 0,
+        "BookEvalBlackLimit": -99999,
+        "BookEvalWhiteLimit": -99999,
+        "BookMoves": 1000,
+        "USI_Hash": 16,
+        "Threads": 1,
+        "NetworkDelay": 0,
+        "NetworkDelay2": 0,
+    }
     lines = ["usi"] + [f"setoption name {k} value {v}" for k, v in options.items()] + ["isready"]
     for sfen in sfens:
         lines += [f"position sfen {sfen}", "go btime 0 wtime 0 byoyomi 1000"]
@@ -268,31 +307,45 @@ def test_yaneuraou_plays_the_same_moves_from_an_apery_book(tmp_path):
     # positions whose best book move is a drop, a promotion or a plain move, with hands on
     # the side to move (black and white), each with two worse moves and a distinct best value
     rng = random.Random(5)
-    wanted = {("drop", "b"): 2, ("drop", "w"): 2, ("promotion", "b"): 2, ("promotion", "w"): 1,
-              ("normal", "b"): 1, ("normal", "w"): 1}
+    wanted = {
+        ("drop", "b"): 2,
+        ("drop", "w"): 2,
+        ("promotion", "b"): 2,
+        ("promotion", "w"): 1,
+        ("normal", "b"): 1,
+        ("normal", "w"): 1,
+    }
     book: dict[str, list[tuple[str, int, int]]] = {}
     for pos in random_positions(21, 400, (6, 60)):
         legal = pos.legal_moves()
         side = pos.sfen().split()[1]
-        kinds = {"drop": [m for m in legal if "*" in m], "promotion": [m for m in legal if m.endswith("+")],
-                 "normal": [m for m in legal if "*" not in m and not m.endswith("+")]}
-        kind = next((k for (k, s), n in wanted.items() if s == side and n and kinds[k] and len(legal) >= 3), None)
+        kinds = {
+            "drop": [m for m in legal if "*" in m],
+            "promotion": [m for m in legal if m.endswith("+")],
+            "normal": [m for m in legal if "*" not in m and not m.endswith("+")],
+        }
+        kind = next(
+            (k for (k, s), n in wanted.items() if s == side and n and kinds[k] and len(legal) >= 3), None
+        )
         if kind is None or pos.sfen() in book:
             continue
         wanted[kind, side] -= 1
         best = rng.choice(kinds[kind])
         others = rng.sample([m for m in legal if m != best], 2)
         values = sorted(rng.sample(range(-300, 300), 3), reverse=True)
-        counts = sorted(rng.sample(range(1, 60), 3), reverse=True)     # the best is the most played
+        counts = sorted(rng.sample(range(1, 60), 3), reverse=True)  # the best is the most played
         moves = list(zip([best] + others, counts, values))
-        rng.shuffle(moves)                                            # in any order in the file
+        rng.shuffle(moves)  # in any order in the file
         book[pos.sfen()] = moves
     assert not any(wanted.values()), wanted
     sfens = list(book)
-    in_hand = {s.split()[1] for s in sfens
-               if any(c.isupper() == (s.split()[1] == "b") for c in s.split()[2] if c.isalpha())}
-    assert in_hand == {"b", "w"}                     # the side to move has pieces in hand
-    path = tmp_path / "book.bin"                 # YaneuraOu reads an Apery book by this name only
+    in_hand = {
+        s.split()[1]
+        for s in sfens
+        if any(c.isupper() == (s.split()[1] == "b") for c in s.split()[2] if c.isalpha())
+    }
+    assert in_hand == {"b", "w"}  # the side to move has pieces in hand
+    path = tmp_path / "book.bin"  # YaneuraOu reads an Apery book by this name only
     write_apery(path, book)
     ours = Book.open(path)
     settings = BookSettings(moves=1000, eval_diff=0, eval_black_limit=-99999, eval_white_limit=-99999)
@@ -306,8 +359,14 @@ def test_yaneuraou_plays_the_same_moves_from_an_apery_book(tmp_path):
 def test_engine_plays_an_apery_book_move_over_usi(engine, tmp_path):
     after = Position.from_usi("startpos moves 2g2f 8c8d").sfen()
     path = tmp_path / "apery.bin"
-    write_apery(path, {START: [("2g2f", 3, 42)], Position.from_usi("startpos moves 2g2f").sfen(): [("8c8d", 5, -40)],
-                       after: [("2f2e", 1, 35)]})
+    write_apery(
+        path,
+        {
+            START: [("2g2f", 3, 42)],
+            Position.from_usi("startpos moves 2g2f").sfen(): [("8c8d", 5, -40)],
+            after: [("2f2e", 1, 35)],
+        },
+    )
     cut = tmp_path / "cut.bin"
     cut.write_bytes(path.read_bytes() + b"\1\2\3")
     try:
@@ -326,8 +385,10 @@ def test_engine_plays_an_apery_book_move_over_usi(engine, tmp_path):
         engine.send("setoption name USI_Ponder value false")
         lines = engine.sync()
         assert f"info string book: {cut}: Apery book, 3 records, searched on disk" in lines
-        assert (f"info string book: {cut}: size 51 bytes is not a multiple of 16 (a cut or damaged file): "
-                "the last 3 byte(s) are ignored, the 3 whole record(s) before them are used") in lines
+        assert (
+            f"info string book: {cut}: size 51 bytes is not a multiple of 16 (a cut or damaged file): "
+            "the last 3 byte(s) are ignored, the 3 whole record(s) before them are used"
+        ) in lines
         engine.send("position startpos moves 2g2f 8c8d")
         engine.send("go btime 0 wtime 0 byoyomi 1000")
         assert engine.read_until("bestmove", 10)[1][-1] == "bestmove 2f2e"
@@ -339,9 +400,15 @@ def test_engine_plays_an_apery_book_move_over_usi(engine, tmp_path):
 
 def test_makebook_refuses_to_write_an_apery_book(tmp_path, capsys):
     from usi_engine.book.makebook import main
+
     out = tmp_path / "new.bin"
     assert main(["records", str(out), str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip().endswith(
-        f"{out}: makebook writes YaneuraOu's .db text format; name the output *.db "
-        f"(Apery .bin books are read, not written)")
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            f"{out}: makebook writes YaneuraOu's .db text format; name the output *.db "
+            f"(Apery .bin books are read, not written)"
+        )
+    )
     assert not out.exists()

@@ -2,6 +2,7 @@
 extension (and its full variant), Tsuruoka's one-side-limited PVS and ordering by a shallow
 search.  Each test checks what the technique does to the tree, and that with it on the
 engine still plays legal moves and reports true mates.  One warmed Searcher is shared."""
+
 import numpy as np
 import pytest
 import shogi
@@ -13,8 +14,13 @@ from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.params import INDEX, defaults
 from core_tree import tree
 
-CLASSIC = ("MultiIterativeDeepening", "HalfPlyExtension", "HalfPlyExtensionFull",
-           "OneSideLimitedPVS", "ShallowSearchOrdering")
+CLASSIC = (
+    "MultiIterativeDeepening",
+    "HalfPlyExtension",
+    "HalfPlyExtensionFull",
+    "OneSideLimitedPVS",
+    "ShallowSearchOrdering",
+)
 # each technique on, with thresholds low enough that shallow searches use it
 TECHNIQUES = {
     "mid": ({"MultiIterativeDeepening": 1}, {"MidDepth": 2}),
@@ -45,8 +51,9 @@ def configure(searcher, switches=None, params=None):
 
 def think(searcher, pos, depth):
     searcher.new_game()
-    return searcher.think(pos, depth=depth, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
-                          on_iteration=lambda info: None)
+    return searcher.think(
+        pos, depth=depth, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
+    )
 
 
 def with_sp(ctx, **params):
@@ -57,6 +64,7 @@ def with_sp(ctx, **params):
 
 
 # --- off by default ----------------------------------------------------------------------
+
 
 def test_the_switches_are_declared_and_off_by_default(searcher):
     lines = Options.create(dict(Searcher.SWITCHES)).usi_lines()
@@ -71,6 +79,7 @@ def test_the_switches_are_declared_and_off_by_default(searcher):
 
 
 # --- YSS: the TT line is searched twice as deep --------------------------------------------
+
 
 def _tt_line_depth(searcher, pos, limit=40):
     """The deepest ply of the TT line from `pos` (its best moves, one after the other) whose
@@ -110,14 +119,15 @@ def test_half_ply_extension_searches_the_tt_line_beyond_the_nominal_depth(search
 
 # --- multi-iterative deepening: shallow iterations where the TT knows nothing --------------
 
+
 def test_multi_iterative_deepening_runs_shallow_iterations_at_a_new_node():
-    arrays, ctx = tree(MIDDLE_GAME, CHECK_EXT=0, MID=1)     # MidDepth 3, MidStart 1
-    ctx.stack_pt[0] = 0                                     # as if a move led here
+    arrays, ctx = tree(MIDDLE_GAME, CHECK_EXT=0, MID=1)  # MidDepth 3, MidStart 1
+    ctx.stack_pt[0] = 0  # as if a move led here
     cs.search(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
     # only this node has 3 plies left: it searched itself at 1 and 2 plies first
     assert ctx.stats[cs.S_MID_NODES] == 1 and ctx.stats[cs.S_MID_ITERS] == 2
     cs.search(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
-    assert ctx.stats[cs.S_MID_NODES] == 1                   # now in the TT: no iterations
+    assert ctx.stats[cs.S_MID_NODES] == 1  # now in the TT: no iterations
     assert ctx.stats[cs.S_MID_ACTIVE] == 0
 
 
@@ -136,12 +146,13 @@ def test_multi_iterative_deepening_iterates_at_every_new_deep_node_without_nesti
 
 # --- one-side-limited PVS: restricted searches store only what they prove ----------------
 
+
 @pytest.mark.parametrize("side", [0, 1])
 def test_restricted_search_stores_only_proven_bounds(side):
     arrays, ctx = tree(MIDDLE_GAME, tt_entries=1 << 16)
     with_sp(ctx, OslSide=side)
     v = 0
-    for d in range(1, 6):                    # fill the TT as iterative deepening does
+    for d in range(1, 6):  # fill the TT as iterative deepening does
         v = int(cs.root_search(arrays, ctx, -INF, INF, d * cs.ONE_PLY))
     # restricted scouts of the other root moves, in a new generation
     ctx.params[cs.P_GENERATION] = 9
@@ -156,8 +167,11 @@ def test_restricted_search_stores_only_proven_bounds(side):
     # the limited side's nodes prove lower bounds only, the free side's upper bounds only
     tt = ctx.tt
     d0 = tt[:, 1]
-    written = (d0 != 0) & (((d0 >> np.uint64(50)) & np.uint64(255)) == 9) \
-        & (((d0 >> np.uint64(40)) & np.uint64(255)) >= cs.ONE_PLY)      # search, not qsearch
+    written = (
+        (d0 != 0)
+        & (((d0 >> np.uint64(50)) & np.uint64(255)) == 9)
+        & (((d0 >> np.uint64(40)) & np.uint64(255)) >= cs.ONE_PLY)
+    )  # search, not qsearch
     keys = tt[:, 0] ^ tt[:, 1] ^ tt[:, 2]
     bounds = (d0 >> np.uint64(48)) & np.uint64(3)
     limited_bit = child_side if side == 0 else 1 - child_side
@@ -177,21 +191,22 @@ def test_restricted_node_searches_the_similar_positions_best_move():
     # the sibling reached by a pass: White to move on Black's board before 1g1f
     passed = Position(MIDDLE_GAME.replace(" b ", " w "))
     assert (int(passed.key()) ^ 1) == int(Position(MIDDLE_GAME).key())
-    ctt.store(ctx.tt, np.uint64(passed.key()), passed.parse_move("3a4b"), 0, 0, 8,
-              ctt.BOUND_LOWER, 0)
+    ctt.store(ctx.tt, np.uint64(passed.key()), passed.parse_move("3a4b"), 0, 0, 8, ctt.BOUND_LOWER, 0)
     ctx.stack_pt[0] = 0
     cb.do_move(arrays, Position(MIDDLE_GAME).parse_move("1g1f"))
     ctx.stats[cs.S_OSL_PLY] = 1
     cs.search(arrays, ctx, -1, 0, 2 * cs.ONE_PLY, 1, 1)
     assert ctx.stats[cs.S_OSL_RESTRICTED] == 1
-    assert ctx.moves[1, 0] == pos.parse_move("3a4b")        # the one move searched there
+    assert ctx.moves[1, 0] == pos.parse_move("3a4b")  # the one move searched there
 
 
 # --- with each technique on: legal moves, true mates --------------------------------------
 
+
 def _mate_problems(max_len):
     out = []
     from pathlib import Path
+
     for line in (Path(__file__).parent / "data" / "tsume.txt").read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
@@ -223,12 +238,12 @@ def test_mates_stay_true_with_each_technique(searcher, name):
     for sfen, length in problems:
         r = think(searcher, Position(sfen), length + 2)
         mate = r.info.score_mate
-        if length <= 3:            # a mate in 1 is a check: no mate shorter than these
+        if length <= 3:  # a mate in 1 is a check: no mate shorter than these
             assert mate == length, (name, sfen, r.info)
         if mate is None:
             missed.append(sfen)
-        else:                      # the tsume length counts checks only: a game mate may
-            assert mate > 0        # differ, but its line must mate
+        else:  # the tsume length counts checks only: a game mate may
+            assert mate > 0  # differ, but its line must mate
             _assert_mate_line(sfen, r.info.pv, mate)
     # searched 2 plies deeper than its length, every problem is solved, by the default
     # search and with each technique (as measured): a technique that loses mates fails here
@@ -238,6 +253,7 @@ def test_mates_stay_true_with_each_technique(searcher, name):
 @pytest.mark.parametrize("name", list(TECHNIQUES))
 def test_legal_moves_with_each_technique(searcher, name):
     from test_search import _random_positions
+
     configure(searcher, *TECHNIQUES[name])
     for sfen in _random_positions(8, seed=13) + [MIDDLE_GAME]:
         r = think(searcher, Position(sfen), 5)

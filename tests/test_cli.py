@@ -1,6 +1,7 @@
 """`usi-engine NAME ...`: every subcommand answers --help with its own usage, `--help` names
 them all, an unknown word is still an error of the engine's own parser (with a hint), and the
 engine's path imports none of them."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,8 +16,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "usi_engine", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "usi_engine", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
@@ -49,10 +51,11 @@ def test_every_subcommand_module_has_a_main():
 def test_the_engine_and_the_table_import_no_command():
     # `usi` is answered before numba loads: the command line and the commands package import
     # the standard library only; a command's module is imported when its word is given
-    code = ("import sys, usi_engine.cli, usi_engine.commands\n"
-            "heavy = [m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy', 'torch')\n"
-            "         or (m.startswith('usi_engine.commands.') or m in ('usi_engine.match.cli',))]\n"
-            "print(heavy)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
+    code = (
+        "import sys, usi_engine.cli, usi_engine.commands\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy', 'torch')\n"
+        "         or (m.startswith('usi_engine.commands.') or m in ('usi_engine.match.cli',))]\n"
+        "print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -1,12 +1,12 @@
 """Correction history (core/correction.py): what the search learns, what it adds to the static
 evaluation, and that the transposition table keeps the raw evaluation."""
+
 import numpy as np
 
 from usi_engine.position import Position
 from usi_engine.search.searcher import Searcher
 from usi_engine.core import search as cs, tt as ctt
-from usi_engine.core.correction import (correction, CORR_D, CORR_GRAIN, _kings_index,
-                                        _hands_index)
+from usi_engine.core.correction import correction, CORR_D, CORR_GRAIN, _kings_index, _hands_index
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.params import SP_CORRECTION_DIV
 from core_tree import tree
@@ -27,7 +27,7 @@ def test_search_learns_corrections_only_when_switched_on():
     for name in TABLES:
         table = getattr(ctx, name)
         assert np.count_nonzero(table) > 0, name
-        assert np.abs(table).max() <= CORR_D, name          # the bounded rule holds
+        assert np.abs(table).max() <= CORR_D, name  # the bounded rule holds
     assert (ctx.corr_hands > 0).any() and (ctx.corr_hands < 0).any()  # both directions
     _, off = searched(0)
     assert all(np.count_nonzero(getattr(off, name)) == 0 for name in TABLES)
@@ -39,14 +39,14 @@ def test_correction_is_the_sum_of_the_entries_scaled_toward_zero():
     div = CORR_GRAIN * int(ctx.sp[SP_CORRECTION_DIV])
     k, h = _kings_index(arrays, us), _hands_index(arrays, us)
     assert k >= 0 and 0 <= h < ctx.corr_hands.shape[1]
-    pt = 5 * 81 + 40                      # a previous move: some piece to the centre
+    pt = 5 * 81 + 40  # a previous move: some piece to the centre
     ctx.corr_kings[us, k] = 300
     ctx.corr_hands[us, h] = -100
     ctx.corr_cont[pt] = 7
     assert correction(arrays, ctx, pt) == (300 - 100 + 7) // div
-    assert correction(arrays, ctx, -1) == (300 - 100) // div           # no previous move
+    assert correction(arrays, ctx, -1) == (300 - 100) // div  # no previous move
     ctx.corr_kings[us, k] = -300
-    assert correction(arrays, ctx, -1) == -(400 // div)                 # rounded toward zero
+    assert correction(arrays, ctx, -1) == -(400 // div)  # rounded toward zero
     # without a king on the board (a tsume problem) only the kings' table is left out
     tsume, tctx = tree("4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1", CORRECTION=1)
     assert _kings_index(tsume, 0) == -1
@@ -70,9 +70,15 @@ def test_the_tt_keeps_the_raw_evaluation():
 
 
 def test_new_game_forgets_the_corrections():
-    searcher = Searcher()                       # CorrectionHistory is on by default
-    searcher.think(Position(MIDDLE_GAME), depth=7, nodes=None, multipv=1,
-                   stop=np.zeros(1, np.int32), on_iteration=lambda info: None)
+    searcher = Searcher()  # CorrectionHistory is on by default
+    searcher.think(
+        Position(MIDDLE_GAME),
+        depth=7,
+        nodes=None,
+        multipv=1,
+        stop=np.zeros(1, np.int32),
+        on_iteration=lambda info: None,
+    )
     ctx = searcher._contexts[0]
     assert any(np.count_nonzero(getattr(ctx, name)) for name in TABLES)
     searcher.new_game()

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 RESULTS = ROOT / "docs" / "results.md"
 PAGES = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
-HELP_TIMEOUT_S = 60          # a script's --help imports its modules; numba stays cold
+HELP_TIMEOUT_S = 60  # a script's --help imports its modules; numba stays cold
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -35,7 +35,7 @@ def without_code(text: str) -> str:
 def github_slug(heading: str) -> str:
     """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to '-'."""
     text = re.sub(r"`|\*|_(?=\W)|(?<=\W)_", "", heading.strip().lower())
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)      # a link keeps its text
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a link keeps its text
     text = "".join(c for c in text if c.isalnum() or c in " -_")
     return text.replace(" ", "-")
 
@@ -59,7 +59,7 @@ def broken_links(page: Path) -> list[str]:
     """The relative links of a page that name a missing file or heading."""
     problems = []
     for target in _LINK.findall(without_code(page.read_text(encoding="utf-8"))):
-        if re.match(r"[a-z][a-z0-9+.-]*:", target):          # http:, https:, mailto:
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
             continue
         path_part, _, anchor = target.partition("#")
         dest = (page.parent / path_part).resolve() if path_part else page
@@ -71,8 +71,10 @@ def broken_links(page: Path) -> list[str]:
 
 
 def test_the_slug_rule_matches_githubs():
-    assert github_slug("Engine start-up: what the first `isready` compiles") == \
-        "engine-start-up-what-the-first-isready-compiles"
+    assert (
+        github_slug("Engine start-up: what the first `isready` compiles")
+        == "engine-start-up-what-the-first-isready-compiles"
+    )
     assert github_slug("engine.cfg") == "enginecfg"
     assert github_slug("Matches (equal time)") == "matches-equal-time"
     assert github_slug("Real engines at 1 s") == "real-engines-at-1-s"
@@ -86,8 +88,10 @@ def test_every_relative_link_in_readme_and_docs_resolves():
 def test_a_broken_link_is_reported(tmp_path):
     page = tmp_path / "page.md"
     (tmp_path / "other.md").write_text("# Other\n\n## A part\n", encoding="utf-8")
-    page.write_text("[ok](other.md#a-part) [gone](missing.md) [bad](other.md#no-part)\n"
-                    "`[in code](nowhere.md)`\n", encoding="utf-8")
+    page.write_text(
+        "[ok](other.md#a-part) [gone](missing.md) [bad](other.md#no-part)\n`[in code](nowhere.md)`\n",
+        encoding="utf-8",
+    )
     problems = broken_links(page)
     assert len(problems) == 2
     assert "missing.md" in problems[0] and "no heading #no-part" in problems[1]
@@ -132,11 +136,10 @@ def help_call(command: str) -> list[str] | None:
 
 def test_readme_commands_name_tools_that_answer_help():
     calls = {tuple(call) for call in map(help_call, readme_commands()) if call}
-    assert any("match" in " ".join(call) for call in calls)        # the parser found them
+    assert any("match" in " ".join(call) for call in calls)  # the parser found them
 
     def run(call):
-        done = subprocess.run(call, cwd=ROOT, capture_output=True, text=True,
-                              timeout=HELP_TIMEOUT_S)
+        done = subprocess.run(call, cwd=ROOT, capture_output=True, text=True, timeout=HELP_TIMEOUT_S)
         return call, done
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -158,6 +161,7 @@ def test_readme_is_at_most_250_lines():
 
 # --- the strength table ------------------------------------------------------------------
 
+
 def table_rows(text: str, first_header: str) -> list[dict[str, str]]:
     """The rows of the Markdown table whose first column is `first_header`, as dicts."""
     lines = text.splitlines()
@@ -165,7 +169,7 @@ def table_rows(text: str, first_header: str) -> list[dict[str, str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("|") and cells[0] == first_header:
             header, rows = cells, []
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 rows.append(dict(zip(header, (c.strip() for c in row.strip().strip("|").split("|")))))
@@ -176,8 +180,10 @@ def table_rows(text: str, first_header: str) -> list[dict[str, str]]:
 def stale_rows(readme_text: str, results_text: str) -> list[str]:
     """README's strength rows that are not the newest row of their measure in results.md."""
     # README's "result (95% interval)" is results.md's "result"
-    readme = [{key.split(" (")[0]: value for key, value in row.items()}
-              for row in table_rows(readme_text, "opponent or measure")]
+    readme = [
+        {key.split(" (")[0]: value for key, value in row.items()}
+        for row in table_rows(readme_text, "opponent or measure")
+    ]
     log = table_rows(results_text, "date")
     problems = []
     for row in readme:
@@ -186,9 +192,11 @@ def stale_rows(readme_text: str, results_text: str) -> list[str]:
         if newest is None:
             problems.append(f"docs/results.md has no row for {measure}")
             continue
-        problems += [f"{measure}: {column} {row[column]!r} in README, {newest[column]!r} in "
-                     f"docs/results.md" for column in ("result", "games", "time control", "date")
-                     if row[column] != newest[column]]
+        problems += [
+            f"{measure}: {column} {row[column]!r} in README, {newest[column]!r} in docs/results.md"
+            for column in ("result", "games", "time control", "date")
+            if row[column] != newest[column]
+        ]
     return problems
 
 
@@ -209,7 +217,8 @@ def test_a_stale_readme_figure_is_caught():
     stale = readme_text.replace(f"| {result} |", "| 1-0-0, 100% [21, 100] |", 1)
     assert stale_rows(stale, results_text) == [
         f"{row['opponent or measure']}: result '1-0-0, 100% [21, 100]' in README, "
-        f"{result!r} in docs/results.md"]
+        f"{result!r} in docs/results.md"
+    ]
 
 
 # --- usi-engine --help, the subcommands and the scripts --------------------------------------
@@ -228,8 +237,13 @@ def wrapped_subcommand(script: Path) -> str | None:
 
 
 def test_help_lists_every_subcommand():
-    done = subprocess.run([sys.executable, "-m", "usi_engine", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=HELP_TIMEOUT_S)
+    done = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=HELP_TIMEOUT_S,
+    )
     assert done.returncode == 0
     for word, (_, what) in SUBCOMMANDS.items():
         assert re.search(rf"^  usi-engine {re.escape(word)}\s+{re.escape(what)}$", done.stdout, re.M), word
@@ -242,11 +256,14 @@ def test_every_script_is_a_wrapper_of_a_subcommand():
 
 
 def test_a_script_that_is_more_than_a_wrapper_is_caught(tmp_path):
-    wrapper = ('import sys\n\nfrom usi_engine.cli import main\n\nif __name__ == "__main__":\n'
-               '    sys.exit(main(["bench", *sys.argv[1:]]))\n')
+    wrapper = (
+        'import sys\n\nfrom usi_engine.cli import main\n\nif __name__ == "__main__":\n'
+        '    sys.exit(main(["bench", *sys.argv[1:]]))\n'
+    )
     (tmp_path / "bench.py").write_text(wrapper, encoding="utf-8")
-    (tmp_path / "path.py").write_text(wrapper.replace("import sys\n", "import sys\nsys.path.insert(0, '.')\n"),
-                                      encoding="utf-8")
+    (tmp_path / "path.py").write_text(
+        wrapper.replace("import sys\n", "import sys\nsys.path.insert(0, '.')\n"), encoding="utf-8"
+    )
     assert wrapped_subcommand(tmp_path / "bench.py") == "bench"
     assert wrapped_subcommand(tmp_path / "path.py") is None
     assert wrapped_subcommand(ROOT / "usi_engine" / "commands" / "bench.py") is None
@@ -260,26 +277,32 @@ def test_every_subcommand_is_documented():
     for script in (ROOT / "scripts").glob("*.py"):
         if wrapped_subcommand(script) in names:
             names[wrapped_subcommand(script)].append(f"scripts/{script.name}")
-    missing = [word for word, forms in names.items()
-               if not any(re.search(rf"{re.escape(form)}(?![\w-])", text) for form in forms)]
+    missing = [
+        word
+        for word, forms in names.items()
+        if not any(re.search(rf"{re.escape(form)}(?![\w-])", text) for form in forms)
+    ]
     assert missing == []
 
 
 # --- the project speaks of itself ------------------------------------------------------
 
-_NARRATION = re.compile(r"\bsessions? \d|\bissue #?\d|\bsitting\b|stopped by the end",
-                        re.IGNORECASE)
+_NARRATION = re.compile(r"\bsessions? \d|\bissue #?\d|\bsitting\b|stopped by the end", re.IGNORECASE)
 
 
 def test_docs_name_versions_and_commits_not_work_periods():
-    found = [f"{page.name}:{n}: {line.strip()[:80]}"
-             for page in PAGES if page.exists()
-             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
-             if _NARRATION.search(line)]
+    found = [
+        f"{page.name}:{n}: {line.strip()[:80]}"
+        for page in PAGES
+        if page.exists()
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if _NARRATION.search(line)
+    ]
     assert found == []
 
 
 # --- README's options table ------------------------------------------------------------
+
 
 def _cell(value: object) -> str:
     if isinstance(value, bool):
@@ -289,10 +312,10 @@ def _cell(value: object) -> str:
 
 def test_readme_options_table_is_the_engines():
     from usi_engine.server.options import Options, builtin_options
+
     options = Options.create()
-    options.load_cfg(ROOT / "engine.cfg")          # README gives engine.cfg's defaults
-    rows = {row["option"].strip("`"): row
-            for row in table_rows(README.read_text(encoding="utf-8"), "option")}
+    options.load_cfg(ROOT / "engine.cfg")  # README gives engine.cfg's defaults
+    rows = {row["option"].strip("`"): row for row in table_rows(README.read_text(encoding="utf-8"), "option")}
     names = [opt.name for opt in builtin_options()]
     assert sorted(rows) == sorted(names)
     for name in names:
@@ -303,13 +326,16 @@ def test_readme_options_table_is_the_engines():
 
 def test_readme_switch_table_names_every_search_switch():
     from usi_engine.search.switches import SWITCHES as switches
+
     rows = table_rows(README.read_text(encoding="utf-8"), "switch")
-    listed = {name.strip(" `"): row["default"] for row in rows
-              for name in row["switch"].split(",")}
+    listed = {name.strip(" `"): row["default"] for row in rows for name in row["switch"].split(",")}
     assert listed == {name: ("on" if value else "off") for name, value in switches.items()}
 
 
 def test_every_docs_page_shows_a_command_near_its_top():
-    late = [page.name for page in sorted((ROOT / "docs").glob("*.md"))
-            if "```" not in "\n".join(page.read_text(encoding="utf-8").splitlines()[:30])]
+    late = [
+        page.name
+        for page in sorted((ROOT / "docs").glob("*.md"))
+        if "```" not in "\n".join(page.read_text(encoding="utf-8").splitlines()[:30])
+    ]
     assert late == []

@@ -1,5 +1,6 @@
 """usi_engine/search/factory.py: networks loaded once per file and FV_SCALE, searchers made
 and configured from SearchSettings, the switches of search/switches.py."""
+
 from __future__ import annotations
 
 import shutil
@@ -26,15 +27,15 @@ POS = Position.from_usi("startpos moves 7g7f 3c3d 8h2b+")
 def test_the_same_file_and_fv_scale_give_the_same_arrays():
     a = load_network(str(KP))
     assert load_network(str(KP)).arrays is a.arrays
-    assert load_network(str(KP / "nn.bin")).arrays is a.arrays      # the file itself: same file
-    assert load_network(f" {KP} ", 16).arrays is a.arrays            # as the option strips it
+    assert load_network(str(KP / "nn.bin")).arrays is a.arrays  # the file itself: same file
+    assert load_network(f" {KP} ", 16).arrays is a.arrays  # as the option strips it
     other = load_network(str(KP), 32)
     assert other.arrays is not a.arrays
     assert (int(a.arrays.info[INFO_FV_SCALE]), int(other.arrays.info[INFO_FV_SCALE])) == (16, 32)
     assert (a.name, a.source, a.fv_scale) == ("kp_256x2-32-32", str(KP / "nn.bin"), 16)
-    shipped = load_network()                                  # <internal> by default
+    shipped = load_network()  # <internal> by default
     assert load_network("<internal>").arrays is shipped.arrays
-    assert load_network("").arrays is shipped.arrays          # empty: the shipped network, as EvalDir
+    assert load_network("").arrays is shipped.arrays  # empty: the shipped network, as EvalDir
     assert POS.evaluate(shipped.arrays) == POS.evaluate(read_network(shipped.source))
 
 
@@ -43,7 +44,7 @@ def test_a_changed_file_is_read_again(tmp_path):
     folder.mkdir()
     shutil.copy(KP / "nn.bin", folder / "nn.bin")
     first = load_network(str(folder))
-    (folder / "nn.bin").write_bytes((KP / "nn.bin").read_bytes()[:-4])     # cut short
+    (folder / "nn.bin").write_bytes((KP / "nn.bin").read_bytes()[:-4])  # cut short
     with pytest.raises(ValueError, match=str(folder / "nn.bin")):
         load_network(str(folder))
     shutil.copy(KP / "nn.bin", folder / "nn.bin")
@@ -82,8 +83,14 @@ def test_a_network_goes_to_every_thread():
 def test_settings_are_applied():
     params = defaults()
     params[0] = PARAMS[0].lo
-    settings = SearchSettings(hash_mb=1, threads=3, draw_value=-7, switches={"LMR": 0, "Mate1Ply": 1},
-                              search_params=params, max_game_ply=256)
+    settings = SearchSettings(
+        hash_mb=1,
+        threads=3,
+        draw_value=-7,
+        switches={"LMR": 0, "Mate1Ply": 1},
+        search_params=params,
+        max_game_ply=256,
+    )
     searcher = make_searcher(settings)
     assert searcher.tt.shape == new_table(1).shape
     assert (searcher.threads, len(searcher._contexts)) == (3, 3)
@@ -94,10 +101,10 @@ def test_settings_are_applied():
     # settings are the whole configuration: a switch not named goes back to its default
     configure(searcher, SearchSettings(switches={"Futility": 0}))
     assert searcher.switches == {**SWITCHES, "Futility": 0}
-    assert searcher.threads == 1 and searcher.tt.shape == new_table(1).shape   # None: table kept
+    assert searcher.threads == 1 and searcher.tt.shape == new_table(1).shape  # None: table kept
     with pytest.raises(ValueError, match="unknown search switch 'Bogus'"):
         configure(searcher, SearchSettings(hash_mb=2, switches={"Bogus": 1}))
-    assert searcher.tt.shape == new_table(1).shape                 # nothing changed
+    assert searcher.tt.shape == new_table(1).shape  # nothing changed
 
 
 def test_a_new_searcher_has_the_searchers_defaults():
@@ -110,31 +117,54 @@ def test_a_new_searcher_has_the_searchers_defaults():
 def test_settings_from_usi_options():
     opts = Options.create()
     assert SearchSettings.from_options(opts) == SearchSettings(
-        hash_mb=24, threads=1, draw_value=-2, switches=dict(SWITCHES),
-        search_params=tuple(defaults()), max_game_ply=0)
-    for name, value in [("USI_Hash", "64"), ("Threads", "2"), ("DrawValue", "-50"), ("NullMove", "false"),
-                        ("MaxMovesToDraw", "320"), (f"Tune_{PARAMS[0].name}", str(PARAMS[0].hi))]:
+        hash_mb=24,
+        threads=1,
+        draw_value=-2,
+        switches=dict(SWITCHES),
+        search_params=tuple(defaults()),
+        max_game_ply=0,
+    )
+    for name, value in [
+        ("USI_Hash", "64"),
+        ("Threads", "2"),
+        ("DrawValue", "-50"),
+        ("NullMove", "false"),
+        ("MaxMovesToDraw", "320"),
+        (f"Tune_{PARAMS[0].name}", str(PARAMS[0].hi)),
+    ]:
         opts.set(name, value)
     settings = SearchSettings.from_options(opts)
-    assert (settings.hash_mb, settings.threads, settings.draw_value, settings.max_game_ply) == (64, 2, -50, 320)
+    assert (settings.hash_mb, settings.threads, settings.draw_value, settings.max_game_ply) == (
+        64,
+        2,
+        -50,
+        320,
+    )
     assert settings.all_switches() == {**SWITCHES, "NullMove": 0}
     assert settings.search_params[0] == PARAMS[0].hi
-    assert SearchSettings.from_options(Options.create({})).switches == {}   # none declared: defaults
+    assert SearchSettings.from_options(Options.create({})).switches == {}  # none declared: defaults
 
 
 def test_every_switch_has_its_slot_in_the_core():
     assert list(Searcher._SWITCH_PARAM) == list(SWITCHES)
     assert Searcher.SWITCHES is SWITCHES
     with pytest.raises(TypeError):
-        SWITCHES["LMR"] = 0                    # read-only: copy it to change it
+        SWITCHES["LMR"] = 0  # read-only: copy it to change it
 
 
 def test_a_made_searcher_searches_as_a_plain_one():
     """The factory only configures: the same nodes as Searcher() at the same depth."""
+
     def nodes(searcher):
         searcher.new_game()
-        result = searcher.think(Position(), depth=6, nodes=None, multipv=1,
-                                stop=np.zeros(1, np.int32), on_iteration=lambda info: None)
+        result = searcher.think(
+            Position(),
+            depth=6,
+            nodes=None,
+            multipv=1,
+            stop=np.zeros(1, np.int32),
+            on_iteration=lambda info: None,
+        )
         return result.info.nodes, result.best
 
     assert nodes(make_searcher(warmup=True)) == nodes(Searcher())
@@ -158,21 +188,24 @@ class _Out:
 
 def _backend(searcher):
     from usi_engine.server.backend import Backend
+
     backend = Backend(Options.create(), _Out(), lambda msg: None)
     backend.searcher = searcher
-    backend._machine = (None, 64)              # no limit from the machine
-    backend._mate_mb = int(backend.options["MateHash"])   # the mate solver is not the subject
+    backend._machine = (None, 64)  # no limit from the machine
+    backend._mate_mb = int(backend.options["MateHash"])  # the mate solver is not the subject
     return backend
 
 
 def test_the_server_keeps_its_table_when_a_new_one_does_not_fit(monkeypatch):
     import usi_engine.search.searcher as searcher_mod
+
     backend = _backend(make_searcher())
     backend.configure()
     table = backend.searcher.tt
 
     def no_memory(megabytes):
         raise MemoryError
+
     monkeypatch.setattr(searcher_mod, "new_table", no_memory)
     backend.options.set("USI_Hash", "4096")
     backend.options.set("Threads", "2")

@@ -3,6 +3,7 @@ damaged .db file is read without an exception, every error names a real line, no
 invented; makebook refuses a file that is no book or no record with one line and writes
 nothing; a makebook search killed with SIGKILL leaves a whole book or none, and a rerun
 goes on from it."""
+
 from __future__ import annotations
 
 import os
@@ -56,7 +57,7 @@ def check_read(path: Path, lines: list[str]) -> Book:
         assert f"sfen {key}" in text
         for move in moves:
             assert move.move in text
-        book.moves(f"{key} {ply or 1}")           # a lookup of what was read never raises
+        book.moves(f"{key} {ply or 1}")  # a lookup of what was read never raises
     on_disk = Book.open(path, on_the_fly=True)
     try:
         for key, ply, _ in book.entries():
@@ -102,8 +103,13 @@ def test_an_intact_section_survives_a_broken_neighbour(book_text, tmp_path):
 
 # --- makebook refuses what is not its own ---------------------------------------------------
 def makebook(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "usi_engine", "makebook", *map(str, args)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "usi_engine", "makebook", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("content", [b"", b"hello, this is not a book\n", bytes(range(256)) * 4])
@@ -133,9 +139,27 @@ def test_records_refuses_files_that_are_no_records(tmp_path):
 
 def test_a_killed_search_leaves_a_whole_book_and_a_rerun_goes_on(tmp_path):
     out = tmp_path / "grown.db"
-    args = [sys.executable, "-m", "usi_engine", "makebook", "search", str(out), "--depth", "3",
-            "--multipv", "2", "--max-ply", "8", "--batch", "1", "--expand-diff", "1000",
-            "--positions", "60", "--quiet"]
+    args = [
+        sys.executable,
+        "-m",
+        "usi_engine",
+        "makebook",
+        "search",
+        str(out),
+        "--depth",
+        "3",
+        "--multipv",
+        "2",
+        "--max-ply",
+        "8",
+        "--batch",
+        "1",
+        "--expand-diff",
+        "1000",
+        "--positions",
+        "60",
+        "--quiet",
+    ]
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
     while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -145,10 +169,10 @@ def test_a_killed_search_leaves_a_whole_book_and_a_rerun_goes_on(tmp_path):
     assert proc.wait(30) == -signal.SIGKILL, "the search ended before it could be killed"
     assert out.exists(), "the search saved nothing before it was killed"
     killed = Book.open(out, ignore_ply=True)
-    assert killed.errors == [] and len(killed) >= 1          # whole, never torn
+    assert killed.errors == [] and len(killed) >= 1  # whole, never torn
     rerun = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     grown = Book.open(out, ignore_ply=True)
     assert grown.errors == [] and len(grown) > len(killed)
     assert {book_key(k)[0] for k, _, _ in killed.entries()} <= {k for k, _, _ in grown.entries()}
-    assert sorted(os.listdir(tmp_path)) == ["grown.db"]      # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == ["grown.db"]  # no temporary file left

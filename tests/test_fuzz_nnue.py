@@ -5,6 +5,7 @@ hashes let no structural damage through.
 
 The file is real: tests/data/nnue/kp_256x2-32-32/nn.bin, in YaneuraOu's format.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,7 +24,7 @@ NN_BIN = Path(__file__).resolve().parent / "data" / "nnue" / "kp_256x2-32-32" / 
 ORIGINAL = NN_BIN.read_bytes()
 NET = parse_network(ORIGINAL)
 ARCH_END = 12 + len(NET.architecture.encode("ascii"))
-FT_HASH_AT = ARCH_END                                          # uint32 before the biases
+FT_HASH_AT = ARCH_END  # uint32 before the biases
 NET_HASH_AT = ARCH_END + 4 + 2 * NET.half_dimensions * (1 + NET.ft_weight.shape[0])
 
 
@@ -40,7 +41,7 @@ def load_or_refuse(data: bytes, source: str = "fuzzed.bin"):
     structure = [(0, ARCH_END), (FT_HASH_AT, FT_HASH_AT + 4), (NET_HASH_AT, NET_HASH_AT + 4)]
     assert all(data[a:b] == ORIGINAL[a:b] for a, b in structure)
     assert (net.name, net.architecture) == (NET.name, NET.architecture)
-    assert network_bytes(net) == data            # read exactly as stored: no silent garbage
+    assert network_bytes(net) == data  # read exactly as stored: no silent garbage
     return net
 
 
@@ -55,8 +56,8 @@ def test_damaged_network(data):
 def test_damaged_header(at, junk):
     """Damage where the structure is: the header, the architecture string, the first hash."""
     buf = bytearray(ORIGINAL)
-    buf[at:at + len(junk)] = junk
-    if buf[:FT_HASH_AT + 4] != ORIGINAL[:FT_HASH_AT + 4]:
+    buf[at : at + len(junk)] = junk
+    if buf[: FT_HASH_AT + 4] != ORIGINAL[: FT_HASH_AT + 4]:
         assert load_or_refuse(bytes(buf)) is None
 
 

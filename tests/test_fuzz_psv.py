@@ -4,6 +4,7 @@ exception and never a crash of cshogi's decoder (which trusts its input: see psv
 
 The shards are real: tests/data/training, made by scripts/gensfen.py.
 """
+
 from __future__ import annotations
 
 import random
@@ -47,12 +48,15 @@ def test_damaged_shard(tmp_path_factory, data):
     path.write_bytes(damaged)
     records = read_or_refuse(path)
     if len(damaged) % psv.RECORD_BYTES:
-        assert records is None                 # a torn record is never read as one
+        assert records is None  # a torn record is never read as one
 
 
 @fuzz_settings()
-@given(raw=st.binary(min_size=32, max_size=32 * 40).map(
-    lambda b: b[:len(b) // psv.RECORD_BYTES * psv.RECORD_BYTES]))
+@given(
+    raw=st.binary(min_size=32, max_size=32 * 40).map(
+        lambda b: b[: len(b) // psv.RECORD_BYTES * psv.RECORD_BYTES]
+    )
+)
 def test_random_shard(tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("psv") / "random.bin"
     path.write_bytes(raw)
@@ -75,7 +79,6 @@ def test_packed_sfen_check_keeps_cshogi_safe(packed):
         board.sfen()
 
 
-
 def _packed_after_random_moves(board, rng, most: int) -> np.ndarray:
     """`board` after up to `most` random legal moves, as one packed SFEN (cshogi's own)."""
     for _ in range(rng.randrange(0, most)):
@@ -87,14 +90,18 @@ def _packed_after_random_moves(board, rng, most: int) -> np.ndarray:
     board.to_psfen(out[0])
     return out
 
+
 def test_check_accepts_every_position_cshogi_packs():
     """The check reads the format as cshogi writes it: random playouts (promotions, many
     pieces in hand) and the shipped shards all pass."""
     rng = random.Random(7)
     packed = [psv.read_shard(str(f))["sfen"] for f in sorted(DATA.glob("*.bin"))]
     packed += [_packed_after_random_moves(cshogi.Board(), rng, 250) for _ in range(200)]
-    packed += [_packed_after_random_moves(cshogi.Board(sfen), rng, 30)
-               for sfen in PIECES_IN_THE_BOX for _ in range(20)]
+    packed += [
+        _packed_after_random_moves(cshogi.Board(sfen), rng, 30)
+        for sfen in PIECES_IN_THE_BOX
+        for _ in range(20)
+    ]
     errors = psv.packed_sfen_errors(np.concatenate(packed))
     assert errors.count(None) == len(errors) >= 900
 
@@ -102,9 +109,13 @@ def test_check_accepts_every_position_cshogi_packs():
 # positions without the full set: the missing pieces are packed "in the box" (a gold as a
 # promoted silver in hand with the colour bit set); the check counted those golds as silvers
 # at first
-PIECES_IN_THE_BOX = ["4k4/9/4p4/9/9/9/9/4R4/4K4 b - 1", "4k4/2+P6/9/9/9/9/9/9/4K4 b - 1",
-                     "4k4/9/9/9/9/9/9/9/4K4 b G 1", "8k/9/9/9/9/9/9/9/K8 w 2r2b4g4s4n4l18p 1",
-                     "lnsgkgsnl/9/9/9/9/9/9/9/LNSGKGSNL b - 1"]
+PIECES_IN_THE_BOX = [
+    "4k4/9/4p4/9/9/9/9/4R4/4K4 b - 1",
+    "4k4/2+P6/9/9/9/9/9/9/4K4 b - 1",
+    "4k4/9/9/9/9/9/9/9/4K4 b G 1",
+    "8k/9/9/9/9/9/9/9/K8 w 2r2b4g4s4n4l18p 1",
+    "lnsgkgsnl/9/9/9/9/9/9/9/LNSGKGSNL b - 1",
+]
 
 
 def test_truncated_shard_names_the_file(tmp_path):
@@ -112,8 +123,10 @@ def test_truncated_shard_names_the_file(tmp_path):
     path.write_bytes(SHARD_BYTES[:-7])
     with pytest.raises(ValueError) as err:
         psv.read_shard(str(path))
-    assert str(err.value) == (f"{path}: {len(SHARD_BYTES) - 7} bytes is not a multiple of the "
-                              f"40-byte PackedSfenValue record (truncated?)")
+    assert str(err.value) == (
+        f"{path}: {len(SHARD_BYTES) - 7} bytes is not a multiple of the "
+        f"40-byte PackedSfenValue record (truncated?)"
+    )
 
 
 def test_empty_and_missing_shards_name_the_file(tmp_path):

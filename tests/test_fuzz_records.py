@@ -7,6 +7,7 @@ recaptures written 同), from the start position and from a set-up one, written 
 project's own KIF and CSA writers and by cshogi's KI2 notation, with names and a result;
 Hypothesis then drops, doubles, swaps, cuts and garbles their lines.
 """
+
 from __future__ import annotations
 
 import random
@@ -20,7 +21,6 @@ from hypothesis import strategies as st
 from fuzzing import CASES, byte_mutation, fuzz_settings, text_mutation
 from usi_engine.position import Position
 from usi_engine.record import Record, csa_text, decode, kif_text, parse_record
-
 
 
 def random_game(seed: int, start: str | None = None, plies: int = 60) -> Record:
@@ -46,16 +46,18 @@ def ki2_text(rec: Record) -> str:
         words.append(cshogi.KI2.move_to_ki2(cm, board))
         board.push(cm)
     head = "手合割：平手\n" if rec.start_sfen == Position().sfen() else ""
-    return head + "\n".join("    ".join(words[i:i + 2]) for i in range(0, len(words), 2)) + "\n"
+    return head + "\n".join("    ".join(words[i : i + 2]) for i in range(0, len(words), 2)) + "\n"
 
 
 def _originals() -> dict[str, list[str]]:
-    setup = random_game(4, plies=30).position().sfen()      # a set-up start (a board diagram)
+    setup = random_game(4, plies=30).position().sfen()  # a set-up start (a board diagram)
     games = [random_game(1), random_game(2, plies=120), random_game(3, setup, 40)]
-    return {"kif": [kif_text(g) for g in games],
-            "ki2": [ki2_text(g) for g in games[:2]],
-            "csa": [csa_text(g) for g in games],
-            "usi": [g.usi() for g in games] + [g.start_sfen + "\n" + " ".join(g.moves) for g in games]}
+    return {
+        "kif": [kif_text(g) for g in games],
+        "ki2": [ki2_text(g) for g in games[:2]],
+        "csa": [csa_text(g) for g in games],
+        "usi": [g.usi() for g in games] + [g.start_sfen + "\n" + " ".join(g.moves) for g in games],
+    }
 
 
 ORIGINALS = _originals()
@@ -74,11 +76,11 @@ def check_reading(text: str, fmt: str | None) -> None:
     for err in rec.errors:
         assert 1 <= err.line <= n_lines and err.message, err
         str(err)
-    pos = rec.position()                     # every move kept is legal from the start
+    pos = rec.position()  # every move kept is legal from the start
     assert pos.ply() == len(rec.moves) == len(rec.move_lines)
     assert all(1 <= line <= n_lines for line in rec.move_lines)
     rec.usi()
-    kif_text(rec)                            # what was read can be written back
+    kif_text(rec)  # what was read can be written back
     csa_text(rec)
 
 
@@ -97,7 +99,7 @@ def test_mutated_records(fmt, data):
     original = data.draw(st.sampled_from(ORIGINALS[fmt]))
     text = text_mutation(original, data.draw)
     check_reading(text, fmt)
-    check_reading(text, None)                # the format guessed from the text
+    check_reading(text, None)  # the format guessed from the text
 
 
 @fuzz_settings(0.5)

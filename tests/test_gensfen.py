@@ -1,5 +1,6 @@
 """Self-play data generation: PackedSfenValue records against cshogi, the game rules of
 self-play, determinism for a fixed seed (across worker counts), resuming, the teacher."""
+
 import json
 import os
 import random
@@ -12,14 +13,28 @@ import pytest
 
 from usi_engine.position import Position, START_SFEN
 from usi_engine.training.data import psv
-from usi_engine.training.data.gensfen import (GenConfig, TEACHER_RETRIES, format_summary, generate_shard,
-                                              run, shard_path)
+from usi_engine.training.data.gensfen import (
+    GenConfig,
+    TEACHER_RETRIES,
+    format_summary,
+    generate_shard,
+    run,
+    shard_path,
+)
 from usi_engine.training.data.labeler import Line, parse_info_line
 from usi_engine.training.data.selfplay import PlayConfig, play_game
 from usi_engine.usiproc import EngineTimeout
 
-TINY = PlayConfig(random_moves=2, random_max_ply=6, multipv=3, multipv_plies=8,
-                  multipv_margin=100, opening_limit=600, write_min_ply=8, max_ply=120)
+TINY = PlayConfig(
+    random_moves=2,
+    random_max_ply=6,
+    multipv=3,
+    multipv_plies=8,
+    multipv_margin=100,
+    opening_limit=600,
+    write_min_ply=8,
+    max_ply=120,
+)
 
 
 def random_positions(count, seed):
@@ -41,15 +56,18 @@ def random_positions(count, seed):
 
 # --- PackedSfenValue ----------------------------------------------------------------------
 
+
 def test_record_round_trip_against_cshogi(tmp_path):
     cases = random_positions(300, 5)
-    recs = np.array([psv.make_record(s, (i * 37) % 4000 - 2000, m, n, (i % 3) - 1)
-                     for i, (s, m, n) in enumerate(cases)], psv.PSV_DTYPE)
+    recs = np.array(
+        [psv.make_record(s, (i * 37) % 4000 - 2000, m, n, (i % 3) - 1) for i, (s, m, n) in enumerate(cases)],
+        psv.PSV_DTYPE,
+    )
     path = str(tmp_path / "r.bin")
     psv.write_records(path, recs)
     assert os.path.getsize(path) == 40 * len(cases)
     back = psv.read_records(path)
-    raw = np.fromfile(path, cshogi.PackedSfenValue)           # cshogi reads our file
+    raw = np.fromfile(path, cshogi.PackedSfenValue)  # cshogi reads our file
     board = cshogi.Board()
     for i, (sfen, move, ply) in enumerate(cases):
         board.set_psfen(raw[i]["sfen"])
@@ -80,6 +98,7 @@ def test_record_rejects_bad_input(tmp_path):
 
 # --- one game -------------------------------------------------------------------------------
 
+
 class Scripted:
     """A labeler that answers from a function of the game: for rule tests."""
 
@@ -94,8 +113,15 @@ class Scripted:
         return self.answer(game)
 
 
-NO_OPENING = PlayConfig(random_moves=0, random_max_ply=0, multipv=1, multipv_plies=0,
-                        opening_limit=10**6, write_min_ply=0, max_ply=400)
+NO_OPENING = PlayConfig(
+    random_moves=0,
+    random_max_ply=0,
+    multipv=1,
+    multipv_plies=0,
+    opening_limit=10**6,
+    write_min_ply=0,
+    max_ply=400,
+)
 
 
 def test_game_ends_by_sennichite_and_keeps_records_as_draws():
@@ -103,7 +129,7 @@ def test_game_ends_by_sennichite_and_keeps_records_as_draws():
     labeler = Scripted(lambda g: [Line(cycle[len(g.moves) % 4], 10, None)])
     out = play_game(random.Random(1), labeler, NO_OPENING, "4k4/9/9/9/9/9/9/9/4K4 b - 1")
     assert out.reason == "sennichite" and out.result_black == psv.DRAW
-    assert out.plies == 12                          # the start position occurs a fourth time
+    assert out.plies == 12  # the start position occurs a fourth time
     assert len(out.records) == 12
     assert all(int(r["game_result"]) == 0 for r in out.records)
 
@@ -116,6 +142,7 @@ def test_game_adjudicated_by_score_gives_results_by_side():
         black = g.pos.side_to_move() == 0
         move = ["5i4h", "5a4b", "4h5i", "4b5a"][len(g.moves) % 4]
         return [Line(move, 800 if black else -800, None)]
+
     out = play_game(random.Random(1), Scripted(answer), NO_OPENING, "4k4/9/9/9/9/9/9/9/R3K4 b - 1")
     assert out.reason == "eval limit" and out.result_black == psv.WIN
     assert [int(r["game_result"]) for r in out.records] == [1, -1, 1, -1]
@@ -127,8 +154,13 @@ def test_game_skips_checks_captures_and_mate_scores():
     # black captures with check, white steps aside in check, black checks quietly (kept),
     # white steps aside in check again, then the labeler reports a mate
     sfen = "4k4/9/4p4/9/9/9/9/4R4/4K4 b - 1"
-    script = [Line("5h5c+", 900, None), Line("5a4a", -900, None), Line("5c5b", 950, None),
-              Line("4a3a", -950, None), Line("5b4b", None, 3)]
+    script = [
+        Line("5h5c+", 900, None),
+        Line("5a4a", -900, None),
+        Line("5c5b", 950, None),
+        Line("4a3a", -950, None),
+        Line("5b4b", None, 3),
+    ]
     out = play_game(random.Random(1), Scripted(lambda g: [script[len(g.moves)]]), NO_OPENING, sfen)
     assert out.skipped == {"capture": 1, "in check": 2}
     assert out.reason == "mate score" and out.result_black == psv.WIN
@@ -139,6 +171,7 @@ def mate_in_one_labeler():
     """Answers as an engine would, from the position itself: a move that leaves the other
     side no legal move when there is one, else the first legal move, at 0 cp; no line
     only when the side to move has no legal move."""
+
     def answer(g):
         moves = [m.usi() for m in g.pos.legal_moves()]
         for move in moves:
@@ -147,32 +180,39 @@ def mate_in_one_labeler():
             if not after.legal_moves():
                 return [Line(move, 0, None)]
         return [Line(moves[0], 0, None)] if moves else []
+
     return Scripted(answer)
 
 
-@pytest.mark.parametrize("sfen, mating_move, result_black", [
-    ("4k4/9/4P4/9/9/9/9/9/4K4 b G 1", "G*5b", psv.WIN),       # black mates white
-    ("4k4/9/9/9/9/9/4p4/9/4K4 w g 1", "G*5h", psv.LOSS),       # white mates black
-])
+@pytest.mark.parametrize(
+    "sfen, mating_move, result_black",
+    [
+        ("4k4/9/4P4/9/9/9/9/9/4K4 b G 1", "G*5b", psv.WIN),  # black mates white
+        ("4k4/9/9/9/9/9/4p4/9/4K4 w g 1", "G*5h", psv.LOSS),  # white mates black
+    ],
+)
 def test_game_ends_on_checkmate_with_a_loss_for_the_mated_side(sfen, mating_move, result_black):
     out = play_game(random.Random(1), mate_in_one_labeler(), NO_OPENING, sfen)
     assert out.reason == "no legal move" and out.plies == 1
     mated = Position(sfen)
     mated.push(mating_move)
-    assert mated.is_check() and not mated.legal_moves()       # a real checkmate
+    assert mated.is_check() and not mated.legal_moves()  # a real checkmate
     assert out.result_black == result_black
     # the mating move's record is the mater's win
     assert [psv.record_move(r) for r in out.records] == [mating_move]
     assert [int(r["game_result"]) for r in out.records] == [psv.WIN]
     # the same labeler does not end a game from the start position
-    assert play_game(random.Random(1), mate_in_one_labeler(), replace(NO_OPENING, max_ply=12),
-                     START_SFEN).reason == "max plies"
+    assert (
+        play_game(random.Random(1), mate_in_one_labeler(), replace(NO_OPENING, max_ply=12), START_SFEN).reason
+        == "max plies"
+    )
 
 
 def test_unbalanced_opening_is_dropped():
     labeler = Scripted(lambda g: [Line(g.pos.legal_moves()[0], 700, None)])
-    cfg = PlayConfig(random_moves=0, random_max_ply=0, multipv=1, multipv_plies=2,
-                     opening_limit=300, write_min_ply=0)
+    cfg = PlayConfig(
+        random_moves=0, random_max_ply=0, multipv=1, multipv_plies=2, opening_limit=300, write_min_ply=0
+    )
     out = play_game(random.Random(1), labeler, cfg)
     assert out.reason == "unbalanced opening" and out.records == [] and out.plies == 2
 
@@ -199,8 +239,9 @@ def king_shuffle(g):
 
 
 def test_a_teacher_that_hangs_is_restarted_and_the_game_replayed(tmp_path):
-    cfg = gen_config(tmp_path, positions=30, shard_size=30, play=NO_OPENING,
-                     openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",))
+    cfg = gen_config(
+        tmp_path, positions=30, shard_size=30, play=NO_OPENING, openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",)
+    )
     want, want_stats = generate_shard(cfg, 0, Scripted(king_shuffle))
     hanging = Hanging(king_shuffle, hang_at={5, 20})
     got, stats = generate_shard(cfg, 0, hanging)
@@ -210,8 +251,9 @@ def test_a_teacher_that_hangs_is_restarted_and_the_game_replayed(tmp_path):
 
 
 def test_a_teacher_that_keeps_hanging_ends_the_run(tmp_path):
-    cfg = gen_config(tmp_path, positions=30, shard_size=30, play=NO_OPENING,
-                     openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",))
+    cfg = gen_config(
+        tmp_path, positions=30, shard_size=30, play=NO_OPENING, openings=("4k4/9/9/9/9/9/9/9/4K4 b - 1",)
+    )
     hanging = Hanging(king_shuffle, hang_at=set(range(1, 100)))
     with pytest.raises(EngineTimeout, match="no answer in time"):
         generate_shard(cfg, 0, hanging)
@@ -229,6 +271,7 @@ def test_parse_info_line():
 
 
 # --- whole runs -----------------------------------------------------------------------------
+
 
 def gen_config(out, **kw):
     base = dict(out=str(out), positions=80, shard_size=40, seed=7, depth=3, hash_mb=1, play=TINY)
@@ -291,7 +334,7 @@ def test_resume_makes_only_missing_shards_and_checks_settings(generated, tmp_pat
     for name in os.listdir(out):
         (copy / name).write_bytes((out / name).read_bytes())
     os.remove(shard_path(str(copy), 1))
-    (copy / "shard_00001.bin.tmp123").write_bytes(b"\0" * 17)      # a crashed writer's leftover
+    (copy / "shard_00001.bin.tmp123").write_bytes(b"\0" * 17)  # a crashed writer's leftover
     summary = run(gen_config(copy), show_progress=False)
     assert summary["this_run"]["shards_made"] == 1
     assert shard_bytes(copy) == shard_bytes(out)
@@ -303,8 +346,14 @@ def test_resume_makes_only_missing_shards_and_checks_settings(generated, tmp_pat
 def test_teacher_engine_labels_through_usi(tmp_path):
     """Our own engine as an external USI teacher: the records are sound and labelled."""
     cmd = f"{sys.executable} -m usi_engine"
-    cfg = gen_config(tmp_path / "t", positions=20, shard_size=20, teacher=cmd, teacher_go="depth 3",
-                     teacher_options=(("USI_Hash", "16"),))
+    cfg = gen_config(
+        tmp_path / "t",
+        positions=20,
+        shard_size=20,
+        teacher=cmd,
+        teacher_go="depth 3",
+        teacher_options=(("USI_Hash", "16"),),
+    )
     summary = run(cfg, show_progress=False)
     assert summary["positions"] == 20
     for rec in psv.read_records(shard_path(cfg.out, 0)):
@@ -314,6 +363,7 @@ def test_teacher_engine_labels_through_usi(tmp_path):
 def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):
     """A local Ray on 127.0.0.1 with two CPUs: the shards equal the in-process run's."""
     import ray
+
     out, _ = generated
     try:
         summary = run(gen_config(tmp_path / "ray", workers=2, ray_address="local"), show_progress=False)
@@ -327,6 +377,7 @@ def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):
 def network_dir(tmp_path_factory):
     """A folder holding a small random HalfKP network (it plays no shogi, but differently)."""
     from usi_engine.nnue import random_network, write_network
+
     folder = tmp_path_factory.mktemp("net")
     write_network(random_network("HalfKP(Friend)", seed=5, half=32), folder / "nn.bin")
     return folder
@@ -337,6 +388,7 @@ def test_own_search_evaluates_with_the_network_of_evaldir(network_dir):
     from usi_engine.core.network import load_eval_dir, network_arrays
     from usi_engine.search.searcher import Searcher
     from usi_engine.training.data.labeler import Game, OwnSearch
+
     sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
     game = Game(sfen, [], Position(sfen))
     by_net = OwnSearch(3, None, 1, str(network_dir)).search(game, 1)[0]
@@ -344,8 +396,14 @@ def test_own_search_evaluates_with_the_network_of_evaldir(network_dir):
     engine = Searcher()
     engine.configure(hash_mb=1, threads=1)
     engine.set_network(network_arrays(load_eval_dir(str(network_dir))))
-    result = engine.think(Position(sfen), depth=3, nodes=None, multipv=1,
-                          stop=np.zeros(1, np.int32), on_iteration=lambda info: None)
+    result = engine.think(
+        Position(sfen),
+        depth=3,
+        nodes=None,
+        multipv=1,
+        stop=np.zeros(1, np.int32),
+        on_iteration=lambda info: None,
+    )
     assert (by_net.move, by_net.cp) == (result.best, result.info.score_cp)
     assert by_net.cp != by_hand.cp
 
@@ -364,17 +422,32 @@ def test_evaldir_run_is_recorded_and_checked_on_resume(generated, network_dir, t
 
 def test_cli_refuses_evaldir_with_a_teacher(tmp_path, capsys):
     from usi_engine.commands import gensfen as cli
+
     with pytest.raises(SystemExit, match="--teacher-option EvalDir=DIR"):
-        cli.config_from_args(cli.parse_args(["--out", str(tmp_path / "x"), "--positions", "10",
-                                             "--evaldir", "nets/a", "--teacher", "engine"]))
+        cli.config_from_args(
+            cli.parse_args(
+                [
+                    "--out",
+                    str(tmp_path / "x"),
+                    "--positions",
+                    "10",
+                    "--evaldir",
+                    "nets/a",
+                    "--teacher",
+                    "engine",
+                ]
+            )
+        )
     assert not (tmp_path / "x").exists()
 
 
 def test_cli_refuses_a_bad_teacher_option(tmp_path):
     from usi_engine.commands import gensfen as cli
+
     args = ["--out", str(tmp_path / "x"), "--positions", "10", "--teacher", "engine"]
-    cfg = cli.config_from_args(cli.parse_args(args + ["--teacher-option", "Thread=1",
-                                                      "--teacher-option", "Path=a=b"]))
+    cfg = cli.config_from_args(
+        cli.parse_args(args + ["--teacher-option", "Thread=1", "--teacher-option", "Path=a=b"])
+    )
     assert cfg.teacher_options == (("Thread", "1"), ("Path", "a=b"))
     for bad in ("Thread", "=1"):
         with pytest.raises(SystemExit, match=f"--teacher-option needs NAME=VALUE, got '{bad}'"):

@@ -6,6 +6,7 @@ shows the right position.  Chromium is driven through the DevTools protocol over
 
 Without Chromium the browser tests are skipped, except in CI (``CI`` set), where they fail:
 ``.ci/run`` installs it."""
+
 from __future__ import annotations
 
 import base64
@@ -47,8 +48,10 @@ def report(tmp_path_factory) -> dict:
 
 # --- the file itself ---------------------------------------------------------------------------
 
+
 class _Elements(HTMLParser):
     """Every start tag with its attributes, in order."""
+
     def __init__(self) -> None:
         super().__init__()
         self.tags: list[tuple[str, dict[str, str | None]]] = []
@@ -84,6 +87,7 @@ def test_nothing_comes_from_the_network(report):
 
 # --- in a browser ------------------------------------------------------------------------------
 
+
 def chromium_binary() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -110,13 +114,24 @@ class Chromium:
         self._from_browser, from_browser_w = os.pipe()
         # above 4, so that the shell's "3<&R 4>&W" cannot overwrite one end with the other
         to_browser_r, from_browser_w = _above_4(to_browser_r), _above_4(from_browser_w)
-        args = ["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
-                "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}"]
+        args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
+        ]
         # bash (dash takes no fd above 9) hands the pipe ends over as fds 3 and 4, where
         # Chromium expects them
         self.proc = subprocess.Popen(
             ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}', chromium_binary(), *args],
-            pass_fds=(to_browser_r, from_browser_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pass_fds=(to_browser_r, from_browser_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -124,7 +139,9 @@ class Chromium:
         self.events: list[dict] = []
         self.session: str | None = None
 
-    def send(self, method: str, params: dict | None = None, timeout: float = 30, browser: bool = False) -> dict:
+    def send(
+        self, method: str, params: dict | None = None, timeout: float = 30, browser: bool = False
+    ) -> dict:
         """A command and its answer; events that arrive meanwhile are kept in ``events``."""
         self._next_id += 1
         message = {"id": self._next_id, "method": method, "params": params or {}}
@@ -162,12 +179,15 @@ class Chromium:
 
     def open_page(self) -> None:
         target = self.send("Target.createTarget", {"url": "about:blank"}, browser=True)["targetId"]
-        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True},
-                                 browser=True)["sessionId"]
+        self.session = self.send(
+            "Target.attachToTarget", {"targetId": target, "flatten": True}, browser=True
+        )["sessionId"]
         for domain in ("Page", "Runtime", "Network"):
             self.send(f"{domain}.enable")
-        self.send("Emulation.setDeviceMetricsOverride", {"width": VIEWPORT[0], "height": VIEWPORT[1],
-                                                          "deviceScaleFactor": 1, "mobile": False})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1, "mobile": False},
+        )
 
     def load(self, url: str, fragment: str = "") -> None:
         """Open ``url`` afresh: a query of its own makes each load a new document (a change of
@@ -184,13 +204,16 @@ class Chromium:
 
     def key(self, key: str, code: int) -> None:
         for kind in ("keyDown", "keyUp"):
-            self.send("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": key,
-                                                 "windowsVirtualKeyCode": code})
+            self.send(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code},
+            )
 
     def click(self, x: float, y: float) -> None:
         for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
-                                                   "clickCount": 1})
+            self.send(
+                "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}
+            )
 
     def close(self) -> None:
         try:
@@ -218,8 +241,10 @@ def browser(tmp_path_factory):
 
 def shown(browser: Chromium) -> tuple[int, str]:
     """(the ply the page says it shows, the SFEN of the board it shows)."""
-    return (int(browser.js("document.getElementById('board').getAttribute('data-show')")),
-            browser.js("document.querySelector('#board svg.shogi-board desc').textContent"))
+    return (
+        int(browser.js("document.getElementById('board').getAttribute('data-show')")),
+        browser.js("document.querySelector('#board svg.shogi-board desc').textContent"),
+    )
 
 
 def sfen_at(report: dict, ply: int) -> str:
@@ -236,11 +261,18 @@ def test_the_page_opens_from_a_file_and_its_script_runs(browser, report):
     assert browser.js("document.getElementById('info-move').textContent").startswith(f"{last}. ")
     assert browser.js("document.querySelector('#moves .selected').getAttribute('data-ply')") == str(last)
     on_board = Position(sfen_at(report, last))
-    assert browser.js("document.querySelectorAll('#board .pieces text').length") == \
-        sum(on_board.piece_at(sq) is not None for sq in range(81)) == 39         # a rook is in a hand
+    assert (
+        browser.js("document.querySelectorAll('#board .pieces text').length")
+        == sum(on_board.piece_at(sq) is not None for sq in range(81))
+        == 39
+    )  # a rook is in a hand
     assert not [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"]
     # the page asked for nothing but itself
-    urls = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    urls = [
+        e["params"]["request"]["url"]
+        for e in browser.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
     assert urls and all(u.startswith("file://") for u in urls), urls
 
 
@@ -257,8 +289,15 @@ def test_an_address_with_a_ply_opens_that_position(browser, report):
 @pytest.mark.browser
 def test_keys_move_through_the_game(browser, report):
     browser.load(report["html"].as_uri(), "#ply=9")
-    steps = [("ArrowLeft", 37, 8), ("ArrowRight", 39, 9), ("ArrowRight", 39, 10), ("Home", 36, 0),
-             ("ArrowLeft", 37, 0), ("End", 35, len(ROOK_HANG)), ("ArrowRight", 39, len(ROOK_HANG))]
+    steps = [
+        ("ArrowLeft", 37, 8),
+        ("ArrowRight", 39, 9),
+        ("ArrowRight", 39, 10),
+        ("Home", 36, 0),
+        ("ArrowLeft", 37, 0),
+        ("End", 35, len(ROOK_HANG)),
+        ("ArrowRight", 39, len(ROOK_HANG)),
+    ]
     for key, code, ply in steps:
         browser.key(key, code)
         assert shown(browser) == (ply, sfen_at(report, ply)), key
@@ -268,16 +307,22 @@ def test_keys_move_through_the_game(browser, report):
 @pytest.mark.browser
 def test_a_click_on_the_graph_or_a_move_shows_that_position(browser, report):
     browser.load(report["html"].as_uri())
-    rect = browser.js("(function(){var r=document.getElementById('graph').getBoundingClientRect();"
-                      "return [r.left, r.top, r.width, r.height];})()")
-    x0, dx = browser.js("[JSON.parse(document.getElementById('report-data').textContent).graph.x0,"
-                        "JSON.parse(document.getElementById('report-data').textContent).graph.dx]")
+    rect = browser.js(
+        "(function(){var r=document.getElementById('graph').getBoundingClientRect();"
+        "return [r.left, r.top, r.width, r.height];})()"
+    )
+    x0, dx = browser.js(
+        "[JSON.parse(document.getElementById('report-data').textContent).graph.x0,"
+        "JSON.parse(document.getElementById('report-data').textContent).graph.dx]"
+    )
     for ply in (3, 7):
         scale = rect[2] / GRAPH_W
         browser.click(rect[0] + (x0 + ply * dx) * scale, rect[1] + rect[3] / 2)
         assert shown(browser) == (ply, sfen_at(report, ply))
-    box = browser.js("(function(){var r=document.querySelector('#moves [data-ply=\"5\"]').getBoundingClientRect();"
-                     "return [r.left + r.width / 2, r.top + r.height / 2];})()")
+    box = browser.js(
+        "(function(){var r=document.querySelector('#moves [data-ply=\"5\"]').getBoundingClientRect();"
+        "return [r.left + r.width / 2, r.top + r.height / 2];})()"
+    )
     browser.click(*box)
     assert shown(browser) == (5, sfen_at(report, 5))
 
@@ -285,6 +330,7 @@ def test_a_click_on_the_graph_or_a_move_shows_that_position(browser, report):
 @pytest.mark.browser
 def test_a_screenshot_is_a_real_picture(browser, report, tmp_path):
     from PIL import Image
+
     browser.load(report["html"].as_uri(), "#ply=9")
     png = base64.b64decode(browser.send("Page.captureScreenshot", {"format": "png"})["data"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
@@ -293,11 +339,13 @@ def test_a_screenshot_is_a_real_picture(browser, report, tmp_path):
         assert img.size == VIEWPORT
         rgb = img.convert("RGB")
         colors = rgb.getcolors(maxcolors=1 << 20)
-        assert len(colors) > 100                                   # not a blank or single-colour page
+        assert len(colors) > 100  # not a blank or single-colour page
         # the board's wood and the graph's orange (white ahead after the blunder) are on screen
         counts = {color: n for n, color in colors}
-        assert counts.get((0xee, 0xc2, 0x7a), 0) > 20_000
-        board = browser.js("(function(){var r=document.querySelector('#board svg').getBoundingClientRect();"
-                           "return [r.left, r.top, r.right, r.bottom];})()")
+        assert counts.get((0xEE, 0xC2, 0x7A), 0) > 20_000
+        board = browser.js(
+            "(function(){var r=document.querySelector('#board svg').getBoundingClientRect();"
+            "return [r.left, r.top, r.right, r.bottom];})()"
+        )
         inside = rgb.crop(tuple(round(v) for v in board)).getcolors(maxcolors=1 << 20)
-        assert len(inside) > 50                                    # pieces drawn on the board
+        assert len(inside) > 50  # pieces drawn on the board

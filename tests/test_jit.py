@@ -62,11 +62,11 @@ def _declared_sum(buf, n):
 
 
 def test_declared_signature_compiles_on_first_use_only():
-    assert _declared_sum.signatures == []            # nothing compiled at import
+    assert _declared_sum.signatures == []  # nothing compiled at import
     buf = np.arange(5, dtype=np.int32)
     assert _declared_sum(buf, 5) == 10
     assert len(_declared_sum.signatures) == 1
-    with pytest.raises(TypeError):                   # no other signature is compiled
+    with pytest.raises(TypeError):  # no other signature is compiled
         _declared_sum(buf[::2], 2)
     assert len(_declared_sum.signatures) == 1
 
@@ -84,8 +84,7 @@ def test_recursion_with_declared_return_type():
     assert _paths(6, 3) == 84
 
 
-STALE_PROBE = ("from usi_engine.core import search, jit; "
-               "print(next(iter(jit._checked_cache_dirs)))")
+STALE_PROBE = "from usi_engine.core import search, jit; print(next(iter(jit._checked_cache_dirs)))"
 
 
 def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
@@ -97,9 +96,13 @@ def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
     from usi_engine.core.jit import SOURCES_STAMP, sources_digest
 
     def start():
-        out = subprocess.run([sys.executable, "-c", STALE_PROBE], capture_output=True,
-                             text=True, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", STALE_PROBE],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+            check=True,
+        )
         return out.stdout.strip()
 
     folder = start()
@@ -108,9 +111,9 @@ def test_a_cache_older_than_the_sources_is_emptied(tmp_path):
     assert open(stamp).read().strip() == sources_digest()
     old = os.path.join(folder, "search.search-1.py311.nbi")
     open(old, "w").write("an index of an older build")
-    start()                                        # same sources: the entry stays
+    start()  # same sources: the entry stays
     assert os.path.exists(old)
-    open(stamp, "w").write("0" * 40)               # as if the sources had changed since
+    open(stamp, "w").write("0" * 40)  # as if the sources had changed since
     start()
     assert not os.path.exists(old)
     assert open(stamp).read().strip() == sources_digest()
@@ -120,6 +123,7 @@ def test_perf_profile_maps_freshly_compiled_functions(tmp_path):
     # usi-engine perf-profile names jitted code for perf: the address of every compiled
     # function, written as perf's "<start> <size> <name>" map, names shortened for reading
     from usi_engine.commands.perf_profile import jitted_symbols, write_perf_map, short_name
+
     _calls_with_many_shapes(np.array([3, 4], np.int64))
     symbols = jitted_symbols([_scaled, _calls_with_many_shapes])
     names = [short_name(name) for _, name in symbols]
@@ -129,5 +133,7 @@ def test_perf_profile_maps_freshly_compiled_functions(tmp_path):
     rows = [line.split() for line in open(path, encoding="ascii")]
     assert [int(r[0], 16) for r in rows] == [a for a, _ in symbols]
     assert all(int(r[1], 16) > 0 for r in rows)
-    assert short_name("_ZN10usi_engine4core6search7qsearchB4v141B50c8tJTIeFIjxE") == \
-        "usi_engine.core.search.qsearch"
+    assert (
+        short_name("_ZN10usi_engine4core6search7qsearchB4v141B50c8tJTIeFIjxE")
+        == "usi_engine.core.search.qsearch"
+    )

@@ -21,6 +21,7 @@ BUSY = "info string go received while thinking: stopping the previous search fir
 
 class ScriptedSearcher:
     """Answers at once with the first legal move, after one info line; counts what runs."""
+
     SWITCHES: dict = {}
 
     def __init__(self) -> None:
@@ -89,7 +90,7 @@ def make_protocol(searcher, stream=None, options=None):
     backend.np, backend._position_cls, backend.searcher = np, Position, searcher
     backend.ready = True
     backend.configure = lambda force=False: None
-    backend.load_evaluation = lambda: None           # a fake searcher has no network
+    backend.load_evaluation = lambda: None  # a fake searcher has no network
     return proto, stream
 
 
@@ -113,7 +114,7 @@ def test_go_sent_while_bestmove_is_being_written_finds_the_engine_idle():
     proto.handle("position startpos")
     proto.handle("go btime 0 wtime 0 byoyomi 100")
     assert stream.bestmove_out.wait(5)
-    proto.handle("position startpos moves 7g7f")        # the worker is still in write()
+    proto.handle("position startpos moves 7g7f")  # the worker is still in write()
     proto.handle("go btime 0 wtime 0 byoyomi 100")
     wait_for(lambda: sum(line.startswith("bestmove") for line in output_lines(stream)) == 2)
     proto.engine._job.wait_finished(5)
@@ -129,7 +130,7 @@ def test_go_while_a_search_really_runs_stops_it_first():
     proto.handle("position startpos")
     proto.handle("go infinite")
     wait_for(lambda: searcher.running == 1)
-    searcher.release.set()                  # it stops when asked
+    searcher.release.set()  # it stops when asked
     proto.handle("go btime 0 wtime 0 byoyomi 100")
     proto.engine._job.wait_finished(5)
     lines = output_lines(stream)
@@ -163,8 +164,10 @@ class ThreeLineSearcher(ScriptedSearcher):
 
     def _think(self, pos, stop, on_iteration):
         legal = pos.legal_moves()
-        infos = [IterationInfo(1, 1, k + 1, 0, None, None, 10, 1, 10000, 0, [m], last_line=k == 1)
-                 for k, m in enumerate(legal)]
+        infos = [
+            IterationInfo(1, 1, k + 1, 0, None, None, 10, 1, 10000, 0, [m], last_line=k == 1)
+            for k, m in enumerate(legal)
+        ]
         for info in infos:
             on_iteration(info)
         self.stop_after_iteration = int(stop[0])
@@ -177,13 +180,14 @@ def test_multipv_above_the_root_moves_keeps_the_time_check(monkeypatch):
     options.set("MultiPV", "5")
     searcher = ThreeLineSearcher()
     proto, stream = make_protocol(searcher, options=options)
-    proto.handle("position sfen 8k/9/p8/9/9/9/9/9/4K2R1 w - 1")    # 1a1b and 9c9d only
+    proto.handle("position sfen 8k/9/p8/9/9/9/9/9/4K2R1 w - 1")  # 1a1b and 9c9d only
     assert len(proto.engine.position().legal_moves()) == 2
     real_start = engine_mod.SearchJob.start_clock
 
     def late_clock(job, budget, credit_ms=0.0):
         real_start(job, budget, credit_ms)
-        job.clock_start -= 10.0        # 10 s gone: past the share of a 600 s clock
+        job.clock_start -= 10.0  # 10 s gone: past the share of a 600 s clock
+
     monkeypatch.setattr(engine_mod.SearchJob, "start_clock", late_clock)
     proto.handle("go btime 600500 wtime 600500")
     proto.engine._job.wait_finished(5)

@@ -6,6 +6,7 @@ The engine runs under an address-space limit (``ulimit -v``) of 2 GB, which it r
 memory: the table it takes for ``USI_Hash 65536`` is then a few hundred MB, so the test does
 not itself push the machine into swap.
 """
+
 from __future__ import annotations
 
 import random
@@ -36,7 +37,7 @@ def limited_engine():
 
 
 def infos(lines: list[str]) -> list[str]:
-    return [line[len("info string "):] for line in lines if line.startswith("info string ")]
+    return [line[len("info string ") :] for line in lines if line.startswith("info string ")]
 
 
 def best_after(eng: UsiProcess, args: str, go: str = "go nodes 3000") -> tuple[str, list[str]]:
@@ -49,7 +50,7 @@ def best_after(eng: UsiProcess, args: str, go: str = "go nodes 3000") -> tuple[s
 def assert_legal(args: str, move: str) -> None:
     tokens = args.split()
     board = shogi.Board() if tokens[0] == "startpos" else shogi.Board(" ".join(tokens[1:5]))
-    for m in tokens[tokens.index("moves") + 1:] if "moves" in tokens else []:
+    for m in tokens[tokens.index("moves") + 1 :] if "moves" in tokens else []:
         board.push_usi(m)
     assert shogi.Move.from_usi(move) in board.legal_moves, (move, board.sfen())
 
@@ -84,7 +85,7 @@ def test_hash_beyond_the_memory_is_cut_to_fit(limited_engine):
     best, _ = best_after(eng, "startpos moves 7g7f")
     assert_legal("startpos moves 7g7f", best)
     eng.send("setoption name USI_Hash value 16")
-    assert infos(eng.sync(60)) == []                  # a hash that fits: nothing to say
+    assert infos(eng.sync(60)) == []  # a hash that fits: nothing to say
 
 
 def test_threads_beyond_the_cores_are_cut(limited_engine):
@@ -102,7 +103,7 @@ def test_threads_beyond_the_cores_are_cut(limited_engine):
 def test_multipv_beyond_the_legal_moves(limited_engine):
     eng = limited_engine
     eng.send("setoption name MultiPV value 500")
-    args = "sfen 4k4/9/9/9/9/9/9/9/4K4 w - 1"          # white's king alone: 5 legal moves
+    args = "sfen 4k4/9/9/9/9/9/9/9/4K4 w - 1"  # white's king alone: 5 legal moves
     best, lines = best_after(eng, args, "go depth 3")
     assert "MultiPV 500: showing 5, one line per move to choose from" in infos(lines)
     shown = {int(m) for m in re.findall(r" multipv (\d+) ", " ".join(lines))}
@@ -135,15 +136,19 @@ def test_a_position_of_ten_thousand_moves(limited_engine):
     string, `go` answers without searching a position the GUI does not have, and the
     engine goes on with the next `position`."""
     eng = limited_engine
-    shuffle = ["5i4h", "5a4b", "4h5i", "4b5a"]       # kings step out and back: legal forever
+    shuffle = ["5i4h", "5a4b", "4h5i", "4b5a"]  # kings step out and back: legal forever
     args = "startpos moves " + " ".join(shuffle * 2500)
     eng.send("position " + args)
     refused = infos(eng.sync(60))
     assert len(refused) == 1 and refused[0].startswith("position: move ")
-    assert "game too long for the history buffer" in refused[0] and refused[0].endswith("(position unchanged)")
+    assert "game too long for the history buffer" in refused[0] and refused[0].endswith(
+        "(position unchanged)"
+    )
     eng.send("go nodes 1000")
     _, lines = eng.read_until("bestmove", 60)
-    assert lines[-1] == "bestmove resign" and infos(lines)[0].startswith("go: no search, the last position was rejected")
+    assert lines[-1] == "bestmove resign" and infos(lines)[0].startswith(
+        "go: no search, the last position was rejected"
+    )
     best, _ = best_after(eng, "startpos moves 7g7f")
     assert_legal("startpos moves 7g7f", best)
 

@@ -1,5 +1,6 @@
 """Building books: `usi-engine makebook` from records, from our own search, and the min-max
 propagation of values (loops included); YaneuraOu plays the same moves from our files."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,13 @@ YANEURAOU = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-mate
 
 
 def makebook(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "usi_engine", "makebook", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "makebook", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -83,7 +89,7 @@ def test_propagate_command_on_a_book_with_a_loop(tmp_path):
     assert got == [
         [("2h3h", 25, "8b7b"), ("7g7f", -20, None)],
         [("8b7b", -25, "7g7f"), ("3c3d", -50, None)],
-        [("7g7f", 25, None), ("3h2h", 25, "7b8b")],   # round the loop, black exits here anyway
+        [("7g7f", 25, None), ("3h2h", 25, "7b8b")],  # round the loop, black exits here anyway
         [("7b8b", -25, "2h3h"), ("3c3d", -60, None)],
     ]
     # an illegal move and an impossible position (two pawns on a file) are dropped and named
@@ -107,16 +113,20 @@ def test_propagate_command_on_a_book_with_a_loop(tmp_path):
 def test_records_counts_moves_with_min_count_and_winners(tmp_path):
     from usi_engine.match.records import GameRecord, MoveRecord, to_csa
     from usi_engine.match.referee import BLACK, WHITE, Outcome, Reason
+
     sfen_list = tmp_path / "games.sfen"
-    sfen_list.write_text("startpos moves 7g7f 3c3d 2g2f\n"
-                         "position startpos moves 7g7f 3c3d 6i7h\n"
-                         "startpos moves 7g7f 8c8d\n"
-                         "startpos moves 7g7f 9z9z\n")                 # a bad line: reported
+    sfen_list.write_text(
+        "startpos moves 7g7f 3c3d 2g2f\n"
+        "position startpos moves 7g7f 3c3d 6i7h\n"
+        "startpos moves 7g7f 8c8d\n"
+        "startpos moves 7g7f 9z9z\n"
+    )  # a bad line: reported
     runner = tmp_path / "match"
     runner.mkdir()
     for i, (moves, winner) in enumerate([(["2g2f", "8c8d"], WHITE), (["2g2f", "3c3d", "7g7f"], BLACK)]):
-        game = GameRecord(i, "a", "b", Position().sfen(), [MoveRecord(m) for m in moves],
-                          Outcome(winner, Reason.RESIGN))
+        game = GameRecord(
+            i, "a", "b", Position().sfen(), [MoveRecord(m) for m in moves], Outcome(winner, Reason.RESIGN)
+        )
         (runner / f"game{i}.csa").write_text(to_csa(game))
         (runner / f"game{i}.kif").write_text("the same game as KIF: counted once")
     stats = RecordStats()
@@ -125,7 +135,10 @@ def test_records_counts_moves_with_min_count_and_winners(tmp_path):
     assert len(stats.skipped) == 1 and "line 4" in stats.skipped[0] and "9z9z" in stats.skipped[0]
     book = book_from_games(games, stats=stats)
     start = Position().sfen()
-    assert [(m.move, m.count, m.ponder) for m in book.moves(start)] == [("7g7f", 3, "3c3d"), ("2g2f", 2, "8c8d")]
+    assert [(m.move, m.count, m.ponder) for m in book.moves(start)] == [
+        ("7g7f", 3, "3c3d"),
+        ("2g2f", 2, "8c8d"),
+    ]
     assert all((m.value, m.depth) == (0, 0) for m in book.moves(start))
     after = Position.from_usi("startpos moves 7g7f").sfen()
     assert {m.move: m.count for m in book.moves(after)} == {"3c3d": 2, "8c8d": 1}
@@ -134,7 +147,7 @@ def test_records_counts_moves_with_min_count_and_winners(tmp_path):
     short = book_from_games(games, max_ply=1)
     assert len(short) == 1
     winners = book_from_games(games[3:], winner_only=True)
-    assert [(m.move, m.count) for m in winners.moves(start)] == [("2g2f", 1)]   # black won game 1
+    assert [(m.move, m.count) for m in winners.moves(start)] == [("2g2f", 1)]  # black won game 1
     after_2g2f = Position.from_usi("startpos moves 2g2f").sfen()
     assert [(m.move, m.count) for m in winners.moves(after_2g2f)] == [("8c8d", 1)]  # white won game 0
     black_line = Position.from_usi("startpos moves 2g2f 3c3d").sfen()
@@ -161,8 +174,21 @@ def check_propagated(book: Book) -> None:
 
 def test_search_grows_the_book_and_resumes(tmp_path):
     out = tmp_path / "grown.db"
-    args = ("search", out, "--depth", "2", "--multipv", "2", "--max-ply", "3", "--batch", "2",
-            "--expand-diff", "1000", "--quiet")
+    args = (
+        "search",
+        out,
+        "--depth",
+        "2",
+        "--multipv",
+        "2",
+        "--max-ply",
+        "3",
+        "--batch",
+        "2",
+        "--expand-diff",
+        "1000",
+        "--quiet",
+    )
     first = makebook(*args, "--positions", "3")
     assert first.stdout == ""
     book = Book.open(out, ignore_ply=True)
@@ -182,9 +208,19 @@ def test_search_grows_the_book_and_resumes(tmp_path):
 
 # --------------------------------------------------------------------------------- YaneuraOu
 def yaneuraou_moves(book_path: Path, sfens: list[str]) -> list[str]:
-    options = {"BookDir": book_path.parent, "BookFile": book_path.name, "BookEvalDiff": 0,
-               "BookDepthLimit": 0, "BookEvalBlackLimit": -99999, "BookEvalWhiteLimit": -99999,
-               "BookMoves": 1000, "USI_Hash": 16, "Threads": 1, "NetworkDelay": 0, "NetworkDelay2": 0}
+    options = {
+        "BookDir": book_path.parent,
+        "BookFile": book_path.name,
+        "BookEvalDiff": 0,
+        "BookDepthLimit": 0,
+        "BookEvalBlackLimit": -99999,
+        "BookEvalWhiteLimit": -99999,
+        "BookMoves": 1000,
+        "USI_Hash": 16,
+        "Threads": 1,
+        "NetworkDelay": 0,
+        "NetworkDelay2": 0,
+    }
     lines = ["usi"] + [f"setoption name {k} value {v}" for k, v in options.items()] + ["isready"]
     for sfen in sfens:
         lines += [f"position sfen {sfen}", "go btime 0 wtime 0 byoyomi 1000"]
@@ -225,12 +261,13 @@ def test_yaneuraou_plays_the_same_moves_from_our_book(tmp_path):
         for move, value in zip(moves, values):
             book.add(pos.sfen(), BookMove(move, None, value, 20, 1))
         sfens.append(pos.sfen())
-    assert sum(s.split()[2] != "-" for s in sfens) >= 3          # pieces in hand
+    assert sum(s.split()[2] != "-" for s in sfens) >= 3  # pieces in hand
     path = tmp_path / "user_book1.db"
     book.write(path)
     ours = Book.open(path)
-    settings = BookSettings(moves=1000, eval_diff=0, eval_black_limit=-99999, eval_white_limit=-99999,
-                            depth_limit=0)
+    settings = BookSettings(
+        moves=1000, eval_diff=0, eval_black_limit=-99999, eval_white_limit=-99999, depth_limit=0
+    )
     expected = [ours.probe(s, settings).move for s in sfens]
     assert expected == [max(ours.moves(s), key=lambda m: m.value).move for s in sfens]
     assert yaneuraou_moves(path, sfens) == expected

@@ -17,8 +17,16 @@ import shogi.KIF
 from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
 from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
-from usi_engine.match.config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings,
-                                     material_balance, parse_opening_line, random_openings)
+from usi_engine.match.config import (
+    EngineSpec,
+    MatchConfig,
+    Opening,
+    TimeControl,
+    load_openings,
+    material_balance,
+    parse_opening_line,
+    random_openings,
+)
 from usi_engine.match.game import GameClock, go_command
 from usi_engine.match.results import MatchResult
 from usi_engine.match.schedule import schedule
@@ -49,6 +57,7 @@ def config(engines: list[EngineSpec], tmp_path, **kw) -> MatchConfig:
 
 
 # -- referee: constructed situations ------------------------------------------------
+
 
 def test_illegal_move_loses():
     ref = Referee()
@@ -157,11 +166,11 @@ def test_opening_with_illegal_move_is_rejected():
     opening = ["7g7f", "7g7f"]
     with pytest.raises(ValueError, match=r"illegal opening move '7g7f' in 'lnsgkgsnl/.* b - 1'"):
         Referee(moves=opening)
-    assert opening == ["7g7f", "7g7f"]                 # the caller's list is left alone
+    assert opening == ["7g7f", "7g7f"]  # the caller's list is left alone
     # a move the referee refuses during the game leaves the game as it was
     ref = Referee(moves=["7g7f"])
     before = (ref.board.sfen(), list(ref.moves), ref.position_command())
-    out = ref.play("7g7f")                             # white to move: no piece there
+    out = ref.play("7g7f")  # white to move: no piece there
     assert out.reason == Reason.ILLEGAL_MOVE and out.winner == BLACK and "'7g7f'" in out.detail
     assert (ref.board.sfen(), list(ref.moves), ref.position_command()) == before
 
@@ -173,6 +182,7 @@ def test_position_command():
 
 
 # -- openings, schedule, records -----------------------------------------------------
+
 
 def test_opening_file_forms():
     openings = load_openings(os.path.join(FIXTURES, "openings.sfen"))
@@ -223,16 +233,23 @@ def test_opening_file_errors_name_the_file_and_the_line(tmp_path):
 def test_schedule_plays_pairs_with_colours_swapped():
     plan = schedule(2, 4, [Opening(), Opening(moves=("7g7f",))])
     assert [(g.black, g.white, g.opening_index, g.pair) for g in plan] == [
-        (0, 1, 0, 1), (1, 0, 0, 1), (0, 1, 1, 2), (1, 0, 1, 2)]
+        (0, 1, 0, 1),
+        (1, 0, 0, 1),
+        (0, 1, 1, 2),
+        (1, 0, 1, 2),
+    ]
     assert [(g.black, g.white, g.pair) for g in schedule(2, 3, [Opening()])] == [
-        (0, 1, 1), (1, 0, 1), (0, 1, 2)]                 # an odd last game is alone
+        (0, 1, 1),
+        (1, 0, 1),
+        (0, 1, 2),
+    ]  # an odd last game is alone
     rr = schedule(3, 2, [Opening()])
     assert len(rr) == 6 and [g.index for g in rr] == list(range(1, 7))
-    for first, second in zip(rr[::2], rr[1::2]):     # a pair's games are neighbours
+    for first, second in zip(rr[::2], rr[1::2]):  # a pair's games are neighbours
         assert (first.pair, first.black, first.white) == (second.pair, second.white, second.black)
     assert len(schedule(3, 2, [Opening()], gauntlet=True)) == 4
     three = [Opening(), Opening(moves=("7g7f",)), Opening(moves=("2g2f",))]
-    plan = schedule(2, 6, three, opening_start=2)                  # from the third, wrapping
+    plan = schedule(2, 6, three, opening_start=2)  # from the third, wrapping
     assert [g.opening_index for g in plan] == [2, 2, 0, 0, 1, 1]
     assert [g.opening for g in plan[::2]] == [three[2], three[0], three[1]]
 
@@ -249,8 +266,9 @@ def _random_game(sfen: str, plies: int) -> tuple[GameRecord, Referee]:
     return game, ref
 
 
-@pytest.mark.parametrize("sfen", [shogi.STARTING_SFEN,
-                                  "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w Pb 1"])
+@pytest.mark.parametrize(
+    "sfen", [shogi.STARTING_SFEN, "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w Pb 1"]
+)
 def test_records_parse_back(sfen):
     game, ref = _random_game(sfen, 40)
     game.moves[3].elapsed_ms = -0.2  # clock jitter must not break the KIF time field
@@ -263,12 +281,14 @@ def test_records_parse_back(sfen):
     assert "*score cp 42 depth 3 pv 7g7f" in to_kif(game)
 
 
-@pytest.mark.parametrize("sfen", [shogi.STARTING_SFEN,
-                                  "lnsgkg1nl/1r5s1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/7R1/LNSGKGSNL w Bb 1"])
+@pytest.mark.parametrize(
+    "sfen", [shogi.STARTING_SFEN, "lnsgkg1nl/1r5s1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/7R1/LNSGKGSNL w Bb 1"]
+)
 def test_records_read_back_with_the_public_reader(sfen):
     """The match runner's records are written by the writer of usi_engine.record, and read
     back by its reader: the moves, the names, how the game ended, no error."""
     from usi_engine.record import parse_record
+
     game, ref = _random_game(sfen, 60)
     for text in (to_kif(game), to_csa(game)):
         rec = parse_record(text)
@@ -281,25 +301,40 @@ def test_writing_records_loads_no_numba():
     """The match runner (Ray workers included) writes its records without numba, and so
     without usi_engine.position, which is numba-backed."""
     import subprocess
-    code = ("import sys; from usi_engine.match import runner; "
-            "from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif; "
-            "g = GameRecord(1, 'a', 'b', 'lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1', "
-            "[MoveRecord(m) for m in ('7g7f', '3c3d', '8h2b+', '3a2b')]); "
-            "assert '同　銀(31)' in to_kif(g) and '-3122GI,T0' in to_csa(g); "
-            "bad = [m for m in ('numba', 'usi_engine.position') if m in sys.modules]; "
-            "assert not bad, bad")
-    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "PYTHONPATH": REPO})
+
+    code = (
+        "import sys; from usi_engine.match import runner; "
+        "from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif; "
+        "g = GameRecord(1, 'a', 'b', 'lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1', "
+        "[MoveRecord(m) for m in ('7g7f', '3c3d', '8h2b+', '3a2b')]); "
+        "assert '同　銀(31)' in to_kif(g) and '-3122GI,T0' in to_csa(g); "
+        "bad = [m for m in ('numba', 'usi_engine.position') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_clocks_and_go_commands():
-    byo = (GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)), GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)))
+    byo = (
+        GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)),
+        GameClock(TimeControl(time_ms=2000, byoyomi_ms=1000)),
+    )
     assert go_command(byo, BLACK) == "go btime 2000 wtime 2000 byoyomi 1000"
     assert byo[BLACK].allowed_ms() == 3000
     byo[BLACK].consume(2500)  # main time gone, into byoyomi
     assert byo[BLACK].remaining_ms == 0 and byo[BLACK].allowed_ms() == 1000
-    fischer = (GameClock(TimeControl(time_ms=10000, inc_ms=500)), GameClock(TimeControl(time_ms=8000, inc_ms=500)))
+    fischer = (
+        GameClock(TimeControl(time_ms=10000, inc_ms=500)),
+        GameClock(TimeControl(time_ms=8000, inc_ms=500)),
+    )
     assert go_command(fischer, WHITE) == "go btime 10000 wtime 8000 binc 500 winc 500"
     assert fischer[WHITE].allowed_ms() == 8500  # the increment is usable for this move
     fischer[WHITE].consume(1500)
@@ -313,6 +348,7 @@ def test_clocks_and_go_commands():
 
 # -- matches with fixture engines ----------------------------------------------------
 
+
 def _check_records(out_dir: str, summary: dict) -> None:
     for res in summary["results"]:
         base = os.path.join(out_dir, res["record"])
@@ -324,8 +360,12 @@ def _check_records(out_dir: str, summary: dict) -> None:
 
 
 def test_random_vs_random_match(tmp_path):
-    cfg = config([spec("A", "random_engine.py", "--seed", "1"), spec("B", "random_engine.py", "--seed", "2")],
-                 tmp_path, games=4, openings=load_openings(os.path.join(FIXTURES, "openings.sfen")))
+    cfg = config(
+        [spec("A", "random_engine.py", "--seed", "1"), spec("B", "random_engine.py", "--seed", "2")],
+        tmp_path,
+        games=4,
+        openings=load_openings(os.path.join(FIXTURES, "openings.sfen")),
+    )
     result = run_match(cfg)
     out = cfg.out_dir
     summary = json.load(open(os.path.join(out, "summary.json")))
@@ -381,8 +421,13 @@ def test_hanging_engine_loses_and_is_killed(tmp_path):
 
 
 def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
-    cfg = config([spec("Good"), spec("Slow", "random_engine.py", "--sleep-ms", "400", byoyomi=100)], tmp_path,
-                 games=2, concurrency=1, margin_ms=50)
+    cfg = config(
+        [spec("Good"), spec("Slow", "random_engine.py", "--sleep-ms", "400", byoyomi=100)],
+        tmp_path,
+        games=2,
+        concurrency=1,
+        margin_ms=50,
+    )
     result = run_match(cfg)
     _only_losses_for(result, "Slow", Reason.TIME_LOSS)
     log = open(os.path.join(cfg.out_dir, "logs", "Slow.log")).read()
@@ -413,20 +458,23 @@ def test_a_slow_log_disk_costs_no_game_on_time(tmp_path, monkeypatch):
 
     monkeypatch.setattr(usiproc, "open", lambda *a, **kw: SlowFile(open(*a, **kw)), raising=False)
     engines = [spec(name, "random_engine.py", "--first-move", byoyomi=100) for name in ("Good", "Other")]
-    cfg = config(engines, tmp_path, games=2,
-                 concurrency=1, margin_ms=75, max_moves=16)
+    cfg = config(engines, tmp_path, games=2, concurrency=1, margin_ms=75, max_moves=16)
     result = run_match(cfg)
     assert [g.outcome.reason for g in result.games] == [Reason.MAX_MOVES] * 2
     log = open(os.path.join(cfg.out_dir, "logs", "Good.log")).read()
     assert log.count("< bestmove") == sum(len(g.moves) for g in result.games) // 2
 
 
-@pytest.mark.parametrize("flag,reason", [("--illegal-at", Reason.ILLEGAL_MOVE),
-                                         ("--resign-at", Reason.RESIGN),
-                                         ("--declare-at", Reason.FALSE_DECLARATION)])
+@pytest.mark.parametrize(
+    "flag,reason",
+    [
+        ("--illegal-at", Reason.ILLEGAL_MOVE),
+        ("--resign-at", Reason.RESIGN),
+        ("--declare-at", Reason.FALSE_DECLARATION),
+    ],
+)
 def test_engine_answers_adjudicated(tmp_path, flag, reason):
-    cfg = config([spec("Good"), spec("Bad", "random_engine.py", flag, "2")], tmp_path, games=2,
-                 concurrency=1)
+    cfg = config([spec("Good"), spec("Bad", "random_engine.py", flag, "2")], tmp_path, games=2, concurrency=1)
     result = run_match(cfg)
     # the second go of the process: move 2 of game 1, and game 2 is a normal game
     first = min(result.games, key=lambda g: g.index)
@@ -440,8 +488,7 @@ def test_engine_that_cannot_start_loses(tmp_path):
 
 
 def test_sprt_stops_match_early(tmp_path):
-    cfg = config([spec("Good"), spec("Crasher", "crash_engine.py")], tmp_path, games=40,
-                 sprt=Sprt(0, 200))
+    cfg = config([spec("Good"), spec("Crasher", "crash_engine.py")], tmp_path, games=40, sprt=Sprt(0, 200))
     result = run_match(cfg)
     assert result.sprt_result == "H1"
     assert 8 <= len(result.games) < 40
@@ -478,13 +525,15 @@ def test_cli_opening_start(tmp_path, capsys):
 
 def test_cli_sprt_prior(tmp_path, capsys):
     base = ["--engine", "cmd=a", "--engine", "cmd=b", "--out", str(tmp_path)]
-    config_, _ = cli.build_config(cli.build_parser().parse_args(
-        base + ["--sprt", "0", "10", "--sprt-prior", "1-2-3-4-5"]))
+    config_, _ = cli.build_config(
+        cli.build_parser().parse_args(base + ["--sprt", "0", "10", "--sprt-prior", "1-2-3-4-5"])
+    )
     assert config_.sprt == Sprt(0, 10, prior=(1, 2, 3, 4, 5))
-    assert cli.make_sprt([0, 10], [1, 2, 3, 4, 5]) == config_.sprt    # from a JSON config
-    for extra, message in ((["--sprt-prior", "1-2-3-4-5"], "--sprt-prior needs --sprt"),
-                           (["--sprt", "0", "10", "--sprt-prior", "12-5"],
-                            "5 non-negative numbers, not [12, 5]")):
+    assert cli.make_sprt([0, 10], [1, 2, 3, 4, 5]) == config_.sprt  # from a JSON config
+    for extra, message in (
+        (["--sprt-prior", "1-2-3-4-5"], "--sprt-prior needs --sprt"),
+        (["--sprt", "0", "10", "--sprt-prior", "12-5"], "5 non-negative numbers, not [12, 5]"),
+    ):
         with pytest.raises(SystemExit):
             cli.main(base + extra)
         assert message in capsys.readouterr().err
@@ -505,6 +554,7 @@ def test_interrupt_keeps_finished_games(tmp_path):
 
 
 # -- ponder ------------------------------------------------------------------------
+
 
 def _ponder_protocol(log_path: str) -> Counter:
     """Replay every process's USI traffic in the log and check the ponder protocol as a
@@ -550,8 +600,10 @@ def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
     # Two engines that play and predict the first legal move: every ponder is a hit.
     # Each thinks 400 ms after ponderhit, so it ponders >= 400 ms (the opponent's move)
     # before it: charged from ponderhit a move costs ~400 ms, from go ponder >= 800 ms.
-    engines = [_pondering(spec(n, "random_engine.py", "--ponder", "--first-move", "--sleep-ms", "400",
-                               byoyomi=2000)) for n in ("A", "B")]
+    engines = [
+        _pondering(spec(n, "random_engine.py", "--ponder", "--first-move", "--sleep-ms", "400", byoyomi=2000))
+        for n in ("A", "B")
+    ]
     cfg = config(engines, tmp_path, games=2, max_moves=16)
     result = run_match(cfg)
     assert len(result.games) == 2
@@ -571,19 +623,25 @@ def test_ponder_hits_charge_the_clock_from_ponderhit(tmp_path):
 
 
 def test_ponder_misses_are_stopped_and_answered_afresh(tmp_path):
-    engines = [_pondering(spec("A", "random_engine.py", "--ponder", "--seed", "1")),
-               _pondering(spec("B", "random_engine.py", "--ponder", "--seed", "2"))]
+    engines = [
+        _pondering(spec("A", "random_engine.py", "--ponder", "--seed", "1")),
+        _pondering(spec("B", "random_engine.py", "--ponder", "--seed", "2")),
+    ]
     cfg = config(engines, tmp_path, games=2, max_moves=40)
     result = run_match(cfg)
     assert not {g.outcome.reason for g in result.games} & {
-        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+        Reason.ILLEGAL_MOVE,
+        Reason.TIME_LOSS,
+        Reason.CRASH,
+        Reason.TIMEOUT,
+    }
     total: Counter = Counter()
     for name in ("A", "B"):
         counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))
         assert counts["bestmove"] == counts["go"]
         assert counts["hit"] + counts["miss"] == counts["ponder"]
         total += counts
-    assert total["miss"] > 10    # random movers rarely play the predicted move
+    assert total["miss"] > 10  # random movers rarely play the predicted move
 
 
 def test_no_ponder_on_an_illegal_ponder_move_or_without_the_flag(tmp_path):
@@ -604,11 +662,13 @@ def test_ponder_flag_and_engine_key():
     assert [e.ponder for e in config_.engines] == [True, False]
     assert config_.engines[0].usi_options() == {"USI_Ponder": "true"}
     with pytest.raises(ValueError, match="not a boolean"):
-        cli.build_config(cli.build_parser().parse_args(["--engine", "cmd=x", "ponder=maybe",
-                                                         "--engine", "cmd=y"]))
+        cli.build_config(
+            cli.build_parser().parse_args(["--engine", "cmd=x", "ponder=maybe", "--engine", "cmd=y"])
+        )
 
 
 # -- command line -------------------------------------------------------------------
+
 
 def test_engine_tokens_and_names():
     fields = cli.parse_engine_tokens(["cmd=python -m usi_engine", "option.USI_Hash=64", "byoyomi=500"])
@@ -622,8 +682,10 @@ def test_engine_tokens_and_names():
 
 def test_config_files(tmp_path):
     ini = tmp_path / "m.ini"
-    ini.write_text("[match]\ngames = 6\nsprt = 0 5\n\n[engine new]\ncmd = python a.py --x 1\n"
-                   "option.USI_Hash = 64\n\n[engine old]\ncmd = python b.py\nnodes = 100\n")
+    ini.write_text(
+        "[match]\ngames = 6\nsprt = 0 5\n\n[engine new]\ncmd = python a.py --x 1\n"
+        "option.USI_Hash = 64\n\n[engine old]\ncmd = python b.py\nnodes = 100\n"
+    )
     settings, engines = cli.load_config(str(ini))
     assert settings["games"] == 6 and settings["sprt"] == [0.0, 5.0]
     assert [e["name"] for e in engines] == ["new", "old"] and engines[0]["option.USI_Hash"] == "64"
@@ -636,9 +698,34 @@ def test_config_files(tmp_path):
 def test_cli_end_to_end(tmp_path, capsys):
     engine = f"cmd={sys.executable} {os.path.join(FIXTURES, 'random_engine.py')}"
     out = tmp_path / "cli"
-    code = cli.main(["--engine", engine, "name=R1", "--engine", engine, "name=R2", "--games", "2",
-                     "--byoyomi", "100", "--random-openings", "6", "--seed", "1", "--max-moves", "60",
-                     "--out", str(out), "--concurrency", "2", "--quiet", "--sprt", "0", "10"])
+    code = cli.main(
+        [
+            "--engine",
+            engine,
+            "name=R1",
+            "--engine",
+            engine,
+            "name=R2",
+            "--games",
+            "2",
+            "--byoyomi",
+            "100",
+            "--random-openings",
+            "6",
+            "--seed",
+            "1",
+            "--max-moves",
+            "60",
+            "--out",
+            str(out),
+            "--concurrency",
+            "2",
+            "--quiet",
+            "--sprt",
+            "0",
+            "10",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "R1 vs R2: W-L-D" in text and "SPRT" in text and "LOS" in text
@@ -648,33 +735,66 @@ def test_cli_end_to_end(tmp_path, capsys):
 
 def test_script_help():
     import subprocess
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "scripts", "match.py"), "--help"],
-                          capture_output=True, text=True, timeout=30)
+
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, "scripts", "match.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0
-    for flag in ("--engine", "--games", "--concurrency", "--byoyomi", "--time", "--inc", "--nodes",
-                 "--depth", "--openings", "--random-openings", "--max-moves", "--sprt", "--out",
-                 "--seed", "--gauntlet", "--margin", "--config", "--sprt-prior"):
+    for flag in (
+        "--engine",
+        "--games",
+        "--concurrency",
+        "--byoyomi",
+        "--time",
+        "--inc",
+        "--nodes",
+        "--depth",
+        "--openings",
+        "--random-openings",
+        "--max-moves",
+        "--sprt",
+        "--out",
+        "--seed",
+        "--gauntlet",
+        "--margin",
+        "--config",
+        "--sprt-prior",
+    ):
         assert flag in proc.stdout
 
 
 # -- the real engine -------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def warm_engine_cache():
     """Compile (or load) the engine's numba code once, so that no match game waits for it."""
     import subprocess
-    run = subprocess.run([sys.executable, "-m", "usi_engine", "--warmup"], cwd=REPO,
-                         capture_output=True, text=True, timeout=900)
+
+    run = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "--warmup"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
 def _our_engine(name: str, nodes: int) -> EngineSpec:
-    return EngineSpec([sys.executable, "-m", "usi_engine"], name,
-                      tc=TimeControl(byoyomi_ms=5000, nodes=nodes))
+    return EngineSpec(
+        [sys.executable, "-m", "usi_engine"], name, tc=TimeControl(byoyomi_ms=5000, nodes=nodes)
+    )
 
 
 def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cache):
-    engines = [_our_engine("usi_engine", 1000), spec("random", "random_engine.py", "--seed", "5", byoyomi=5000)]
+    engines = [
+        _our_engine("usi_engine", 1000),
+        spec("random", "random_engine.py", "--seed", "5", byoyomi=5000),
+    ]
     # 120 plies: at 1,000 nodes a move the network wins on material and king safety, and its
     # mates of a random mover came after ply 60 (r7: mate in 5 found at ply 59, +2,626 at 60)
     cfg = config(engines, tmp_path, games=2, max_moves=120, ready_timeout_s=120, hang_timeout_ms=3000)
@@ -684,7 +804,7 @@ def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cach
     assert sum(summary["points"].values()) == 2
     reasons = {g.outcome.reason for g in result.games}
     assert not reasons & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
-    assert summary["points"]["usi_engine"] >= 1.5        # a searcher does not lose to random moves
+    assert summary["points"]["usi_engine"] >= 1.5  # a searcher does not lose to random moves
     _check_records(cfg.out_dir, summary)
 
     pair = [_our_engine("a", 200), _our_engine("b", 400)]
@@ -692,20 +812,32 @@ def test_our_engine_against_itself_and_a_random_mover(tmp_path, warm_engine_cach
     result = run_match(cfg)
     summary = json.load(open(os.path.join(cfg.out_dir, "summary.json")))
     assert summary["games"] == 2 and sum(summary["points"].values()) == 2
-    assert not {g.outcome.reason for g in result.games} & {Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+    assert not {g.outcome.reason for g in result.games} & {
+        Reason.ILLEGAL_MOVE,
+        Reason.TIME_LOSS,
+        Reason.CRASH,
+        Reason.TIMEOUT,
+    }
     _check_records(cfg.out_dir, summary)
 
 
 def test_our_engine_ponders(tmp_path, warm_engine_cache):
     """The real engine at a tiny clock with --ponder: hits and misses, clean protocol."""
-    engines = [_pondering(EngineSpec([sys.executable, "-m", "usi_engine"], n,
-                                     tc=TimeControl(byoyomi_ms=100))) for n in ("a", "b")]
-    cfg = config(engines, tmp_path, games=2, max_moves=30, ready_timeout_s=120,
-                 hang_timeout_ms=3000, margin_ms=1000)
+    engines = [
+        _pondering(EngineSpec([sys.executable, "-m", "usi_engine"], n, tc=TimeControl(byoyomi_ms=100)))
+        for n in ("a", "b")
+    ]
+    cfg = config(
+        engines, tmp_path, games=2, max_moves=30, ready_timeout_s=120, hang_timeout_ms=3000, margin_ms=1000
+    )
     result = run_match(cfg)
     assert len(result.games) == 2
     assert not {g.outcome.reason for g in result.games} & {
-        Reason.ILLEGAL_MOVE, Reason.TIME_LOSS, Reason.CRASH, Reason.TIMEOUT}
+        Reason.ILLEGAL_MOVE,
+        Reason.TIME_LOSS,
+        Reason.CRASH,
+        Reason.TIMEOUT,
+    }
     total: Counter = Counter()
     for name in ("a", "b"):
         counts = _ponder_protocol(os.path.join(cfg.out_dir, "logs", f"{name}.log"))

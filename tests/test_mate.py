@@ -1,6 +1,7 @@
 """The mate solver: shipped tsume problems (answers replayed with python-shogi), no-mate and
 pawn-drop-mate positions, repetition, the API's limits, and mate_in_1 / mate_in_3 / the
 check generator against cshogi on positions from random play."""
+
 from __future__ import annotations
 
 import random
@@ -14,13 +15,13 @@ import pytest
 cshogi = pytest.importorskip("cshogi")
 shogi = pytest.importorskip("shogi")
 
-from usi_engine.core import board as cb                                   # noqa: E402
-from usi_engine.core import short_mate as cm                              # noqa: E402
-from usi_engine.search.tsume import MateSolver, solve                             # noqa: E402
-from usi_engine.position import Position, move_to_usi                    # noqa: E402
+from usi_engine.core import board as cb  # noqa: E402
+from usi_engine.core import short_mate as cm  # noqa: E402
+from usi_engine.search.tsume import MateSolver, solve  # noqa: E402
+from usi_engine.position import Position, move_to_usi  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-from usi_engine.commands import mate as bench                             # noqa: E402
+from usi_engine.commands import mate as bench  # noqa: E402
 
 PROBLEMS = bench.load_problems(str(ROOT / "tests" / "data" / "tsume.txt"))
 MATES = [p for p in PROBLEMS if p[1] != "nomate"]
@@ -70,7 +71,7 @@ def test_short_lines_are_minimax(sfen, length, source):
     assert status == "mate"
     board = cshogi.Board(sfen)
     for i, mv in enumerate(moves):
-        left = len(moves) - i           # plies to mate from here on the line
+        left = len(moves) - i  # plies to mate from here on the line
         if i % 2 == 1:
             for alt in board.legal_moves:
                 board.push(alt)
@@ -92,7 +93,7 @@ def test_pawn_drop_mate_is_not_a_solution(solver):
     sfen = "8k/9/6NG1/9/9/9/9/9/9 b P2r2b3g4s3n4l17p 1"
     assert "P*1b" not in Position(sfen).legal_moves()
     after = shogi.Board("8k/8P/6NG1/9/9/9/9/9/9 w 2r2b3g4s3n4l17p 2")
-    assert after.is_checkmate()                 # it would be mate, were it legal
+    assert after.is_checkmate()  # it would be mate, were it legal
     assert solver.solve(Position(sfen)) == ("nomate", [])
     # the same with a pawn on the board: now the drop is not needed and G*... mates? no:
     # with a gold in hand instead, G*1b is an ordinary mate in one
@@ -110,8 +111,9 @@ def test_repetition_is_not_a_mate(solver):
 def test_repetition_with_game_history(solver):
     """A root reached through a cycle of game moves: still nomate, the caller's position is
     left as it was; a mate problem reached after game moves is still solved."""
-    pos = Position.from_usi("sfen 9/9/9/9/4k4/9/9/9/R8 b 2b4g4s4n4l18pr 1 "
-                            "moves 9i8i 5e5d 8i9i 5d5e 9i8i 5e5d 8i9i 5d5e")
+    pos = Position.from_usi(
+        "sfen 9/9/9/9/4k4/9/9/9/R8 b 2b4g4s4n4l18pr 1 moves 9i8i 5e5d 8i9i 5d5e 9i8i 5e5d 8i9i 5d5e"
+    )
     before = (pos.sfen(), pos.ply())
     assert solver.solve(pos, time_limit_ms=30000) == ("nomate", [])
     assert (pos.sfen(), pos.ply()) == before
@@ -149,6 +151,7 @@ def test_limits_and_info(solver):
 
 # --- mate_in_1 / mate_in_3 / generate_checks on random middle-game positions -------------
 
+
 def random_positions(count: int, seed: int):
     rng = random.Random(seed)
     out = []
@@ -181,9 +184,14 @@ def brute_mate_in_1(board) -> list[str]:
 # unless they stand between the king and one of our sliders): silver, knight and our own
 # king in front of a rook, a gold in front of a bishop, a lance behind a pawn; and a gold
 # in front of a rook, which checks by itself from 5b while it stays on the rook's line
-DISCOVERED = ["4k4/9/9/9/9/9/4S4/9/4R4 b - 1", "4k4/9/9/9/9/4N4/9/9/4R4 b - 1",
-              "4k4/9/9/9/9/9/9/4K4/4R4 b - 1", "8k/9/9/9/9/3G5/9/9/B8 b - 1",
-              "4k4/9/9/9/9/9/4P4/9/4L3K b - 1", "4k4/9/4G4/9/9/9/9/9/4R3K b - 1"]
+DISCOVERED = [
+    "4k4/9/9/9/9/9/4S4/9/4R4 b - 1",
+    "4k4/9/9/9/9/4N4/9/9/4R4 b - 1",
+    "4k4/9/9/9/9/9/9/4K4/4R4 b - 1",
+    "8k/9/9/9/9/3G5/9/9/B8 b - 1",
+    "4k4/9/9/9/9/9/4P4/9/4L3K b - 1",
+    "4k4/9/4G4/9/9/9/9/9/4R3K b - 1",
+]
 
 
 def test_generate_checks_matches_cshogi():
@@ -192,7 +200,7 @@ def test_generate_checks_matches_cshogi():
         pos = Position(sfen)
         before = pos.arrays.board.copy()
         n = cm.generate_checks(pos.arrays, buf)
-        assert (pos.arrays.board == before).all(), sfen      # pieces lifted are put back
+        assert (pos.arrays.board == before).all(), sfen  # pieces lifted are put back
         mine = sorted(move_to_usi(int(m)) for m in buf[:n])
         board = cshogi.Board(sfen)
         ref = []
@@ -208,6 +216,7 @@ def test_king_escapes_with_its_memory_agrees_with_playing_the_check():
     """mate_in_1's first look at a check (the king's neighbours remembered from the board
     before it, shared by every check of the position) against king_can_step after do_move."""
     from usi_engine.core.movegen import king_can_step
+
     buf = np.zeros(600, np.int32)
     tried = escapes = 0
     # N3e4c checks and opens the bishop's line to 6b, the king's one free square
@@ -219,7 +228,7 @@ def test_king_escapes_with_its_memory_agrees_with_playing_the_check():
         eksq = int(a.st[cb.ST_KING + 1 - us])
         free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
         before = a.board.copy()
-        for m in buf[:cm.generate_checks(a, buf)].copy():
+        for m in buf[: cm.generate_checks(a, buf)].copy():
             mine = cm._king_escapes(a.board, int(m), eksq, us, free)
             assert (a.board == before).all(), sfen
             cb.do_move(a, int(m))

@@ -1,4 +1,5 @@
 """scripts/move_times.py: relay, engine and server time of each move from a match's logs."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,7 @@ B_LOG = """\
 
 
 def run(folder) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, SCRIPT, str(folder)], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([sys.executable, SCRIPT, str(folder)], capture_output=True, text=True, timeout=60)
 
 
 def test_relay_engine_and_server_times(tmp_path):
@@ -50,11 +50,12 @@ def test_relay_engine_and_server_times(tmp_path):
     # move (the stopped search's answer is not a move): 905 ms on the server, over 900
     assert rows[("b", "ponderhit")] == ["1", "5/5", "755/755", "760/760", "0"]
     assert rows[("b", "go")] == ["1", "15/15", "890/890", "905/905", "1"]
-    assert ("a", "go") not in rows          # a's first go follows no move of b
+    assert ("a", "go") not in rows  # a's first go follows no move of b
 
 
 def test_a_folder_without_logs_is_refused(tmp_path):
     out = run(tmp_path)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.strip() == (f"move_times: {tmp_path}: no logs/ folder "
-                                  "(not a scripts/match.py --out folder)")
+    assert out.stderr.strip() == (
+        f"move_times: {tmp_path}: no logs/ folder (not a scripts/match.py --out folder)"
+    )

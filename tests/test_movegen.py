@@ -1,6 +1,7 @@
 """Proof of the move generator: perft against published and cshogi figures, random positions
 against python-shogi and cshogi, is_legal / gives_check / staged generation against the full
 generator, Zobrist consistency, and the rule corner cases one by one."""
+
 from __future__ import annotations
 
 import os
@@ -15,18 +16,25 @@ import shogi
 from usi_engine.position import Position, move_to_usi
 from usi_engine.core import board as cb
 from usi_engine.core.perft import perft
-from usi_engine.core.movegen import (generate, is_legal, gives_check, has_legal_move, GEN_ALL,
-                                     GEN_CAPTURES, GEN_QUIETS)
+from usi_engine.core.movegen import (
+    generate,
+    is_legal,
+    gives_check,
+    has_legal_move,
+    GEN_ALL,
+    GEN_CAPTURES,
+    GEN_QUIETS,
+)
 from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_to, color_of, type_of
-from usi_engine.core.attacks import (piece_attacks, pinned_pieces, line_blockers, blocker_line,
-                                     pin_direction)
+from usi_engine.core.attacks import piece_attacks, pinned_pieces, line_blockers, blocker_line, pin_direction
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
-SUITE_NODE_LIMIT = 5_000_000        # counts above this are left to scripts/perft.py --suite
+SUITE_NODE_LIMIT = 5_000_000  # counts above this are left to scripts/perft.py --suite
 N_RANDOM_POSITIONS = 2000
 
 
 # --- helpers ------------------------------------------------------------------------------
+
 
 def count(pos: Position, depth: int) -> int:
     return int(perft(pos.arrays, np.empty(MAX_MOVES * (depth + 1), np.int32), depth))
@@ -99,6 +107,7 @@ def random_positions():
 
 # --- perft --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("depth,nodes", [(1, 30), (2, 900), (3, 25470), (4, 719731)])
 def test_perft_start_position(depth, nodes):
     assert count(Position(), depth) == nodes
@@ -118,7 +127,7 @@ def test_perft_suite(sfen, depth, nodes):
     pos = Position(None if sfen == "startpos" else sfen)
     before = (pos.sfen(), pos.key())
     assert count(pos, depth) == nodes
-    assert (pos.sfen(), pos.key()) == before          # perft leaves the position as it was
+    assert (pos.sfen(), pos.key()) == before  # perft leaves the position as it was
 
 
 def test_suite_has_published_and_random_positions():
@@ -132,6 +141,7 @@ def test_suite_has_published_and_random_positions():
 
 
 # --- random positions against python-shogi and cshogi -----------------------------------
+
 
 def test_random_positions_fill_hands(random_positions):
     in_hand = [sum(int(x) for x in Position(s).arrays.hands.ravel()) for s, _, _ in random_positions]
@@ -170,8 +180,7 @@ def test_random_sfen_round_trip(random_positions):
 def test_random_check_status(random_positions):
     for sfen, _, check in random_positions:
         pos = Position(sfen)
-        assert pos.is_check() == check == shogi.Board(sfen).is_check() \
-            == cshogi.Board(sfen).is_check(), sfen
+        assert pos.is_check() == check == shogi.Board(sfen).is_check() == cshogi.Board(sfen).is_check(), sfen
 
 
 def test_random_checkmate_status(random_positions):
@@ -196,8 +205,9 @@ def test_random_zobrist_do_undo(random_positions):
             cb.do_move(a, np.int32(m))
             cb.undo_move(a)
             assert pos.key() == before[0]
-            assert (a.board == before[1]).all() and (a.hands == before[2]).all() \
-                and (a.st == before[3]).all(), (sfen, move_to_usi(m))
+            assert (
+                (a.board == before[1]).all() and (a.hands == before[2]).all() and (a.st == before[3]).all()
+            ), (sfen, move_to_usi(m))
         # incremental key after a move == key computed from scratch from the SFEN
         for m in rng.sample(moves, min(3, len(moves))):
             usi = move_to_usi(m)
@@ -213,14 +223,14 @@ def test_random_zobrist_do_undo(random_positions):
 def _random_encoded_move(rng: random.Random, a, us: int) -> int:
     kind = rng.random()
     promo = rng.randrange(2)
-    if kind < 0.3:                                  # anything within the encoding ranges
+    if kind < 0.3:  # anything within the encoding ranges
         return rng.randrange(128) | rng.randrange(128) << 7 | promo << 14 | rng.randrange(32) << 15
-    if kind < 0.7:                                  # a piece of ours going somewhere
+    if kind < 0.7:  # a piece of ours going somewhere
         own = [sq for sq in range(81) if a.board[sq] and (a.board[sq] >> 4) == us]
         frm = rng.choice(own) if own else rng.randrange(81)
         p = int(a.board[frm]) if rng.random() < 0.9 else rng.randrange(32)
         return rng.randrange(81) | frm << 7 | promo << 14 | p << 15
-    pt = rng.randrange(1, 9)                        # a drop, sometimes a bad one
+    pt = rng.randrange(1, 9)  # a drop, sometimes a bad one
     p = pt | us << 4 if rng.random() < 0.9 else rng.randrange(32)
     return rng.randrange(81) | (DROP_BASE + pt) << 7 | (promo if rng.random() < 0.2 else 0) << 14 | p << 15
 
@@ -326,14 +336,18 @@ def test_random_staged_generation_partitions_all(random_positions):
         quiets = gen(pos, GEN_QUIETS, False)
         assert len(set(caps) & set(quiets)) == 0, sfen
         assert sorted(caps + quiets) == sorted(everything), (
-            sfen, sorted(usi_set(set(everything) - set(caps + quiets))),
-            sorted(usi_set(set(caps + quiets) - set(everything))))
-        for m in caps:                              # captures stage: captures and pawn promotions
+            sfen,
+            sorted(usi_set(set(everything) - set(caps + quiets))),
+            sorted(usi_set(set(caps + quiets) - set(everything))),
+        )
+        for m in caps:  # captures stage: captures and pawn promotions
             to = m & 127
             frm = (m >> 7) & 127
             assert frm < DROP_BASE
-            assert pos.arrays.board[to] != 0 or ((m >> 14) & 1 and (pos.arrays.board[frm] & 15) == 1), \
-                (sfen, move_to_usi(m))
+            assert pos.arrays.board[to] != 0 or ((m >> 14) & 1 and (pos.arrays.board[frm] & 15) == 1), (
+                sfen,
+                move_to_usi(m),
+            )
         seen_quiet_drop |= any((m >> 7) & 127 >= DROP_BASE for m in quiets)
     assert seen_quiet_drop
 
@@ -351,8 +365,9 @@ def test_all_promos_false_drops_only_never_better_non_promotions(random_position
 
 # --- rule corner cases ------------------------------------------------------------------------
 
+
 def test_pawn_drop_mate_forbidden():
-    sfen = "8k/6G2/9/7N1/9/9/9/9/K8 b P 1"      # P*1b would mate: the gold covers 2a/2b, the knight 1b
+    sfen = "8k/6G2/9/7N1/9/9/9/9/K8 b P 1"  # P*1b would mate: the gold covers 2a/2b, the knight 1b
     moves = legal(sfen)
     assert "P*1b" not in moves
     assert {"P*1c", "P*1d", "P*5e"} <= moves
@@ -360,7 +375,7 @@ def test_pawn_drop_mate_forbidden():
 
 
 def test_pawn_drop_check_that_is_not_mate_allowed():
-    sfen = "8k/9/9/7N1/9/9/9/9/K8 b P 1"        # the king can run to 2a or 2b
+    sfen = "8k/9/9/7N1/9/9/9/9/K8 b P 1"  # the king can run to 2a or 2b
     assert "P*1b" in legal(sfen)
 
 
@@ -372,13 +387,13 @@ def test_pawn_drop_mate_when_the_only_capturer_is_pinned():
     assert "P*1b" not in moves and "P*1c" in moves
     assert moves == cshogi_moves(pinned)
     assert moves | {"P*1b"} == python_shogi_moves(pinned)
-    free = "8k/6Gg1/9/7N1/9/9/9/9/K8 b P 1"         # no bishop: the gold takes the pawn
+    free = "8k/6Gg1/9/7N1/9/9/9/9/K8 b P 1"  # no bishop: the gold takes the pawn
     assert "P*1b" in legal(free)
     assert legal(free) == python_shogi_moves(free) == cshogi_moves(free)
 
 
 def test_pawn_drop_mate_rule_only_for_pawns():
-    sfen = "8k/6G2/9/7N1/9/9/9/9/K8 b GP 1"     # G*1b mates and is fine
+    sfen = "8k/6G2/9/7N1/9/9/9/9/K8 b GP 1"  # G*1b mates and is fine
     moves = legal(sfen)
     assert "G*1b" in moves and "P*1b" not in moves
 
@@ -420,11 +435,11 @@ def _from(moves: set[str], sq: str) -> set[str]:
 
 def test_forced_promotions_black():
     moves = legal("k8/4P4/4L4/4N4/9/9/9/9/8K b - 1")
-    assert _from(moves, "5b") == {"5b5a+"}                  # pawn to the last rank
-    assert _from(moves, "5c") == set()                      # lance blocked by the pawn
+    assert _from(moves, "5b") == {"5b5a+"}  # pawn to the last rank
+    assert _from(moves, "5c") == set()  # lance blocked by the pawn
     moves = legal("k8/9/4L4/4N4/9/9/9/9/8K b - 1")
     assert _from(moves, "5c") == {"5c5b", "5c5b+", "5c5a+"}
-    assert _from(moves, "5d") == {"5d4b+", "5d6b+"}         # knight to the last two ranks
+    assert _from(moves, "5d") == {"5d4b+", "5d6b+"}  # knight to the last two ranks
     moves = legal("k8/9/9/9/4N4/9/9/9/8K b - 1")
     assert _from(moves, "5e") == {"5e4c", "5e4c+", "5e6c", "5e6c+"}
 
@@ -442,7 +457,7 @@ def test_optional_promotions():
     moves = legal(sfen)
     assert {"5d5c", "5d5c+", "5d4c", "5d4c+", "5d6c", "5d6c+"} <= _from(moves, "5d")
     assert {"2h8b", "2h8b+", "2h9a", "2h9a+"} <= _from(moves, "2h")
-    assert "2h3g" in moves and "2h3g+" not in moves         # no zone, no promotion
+    assert "2h3g" in moves and "2h3g+" not in moves  # no zone, no promotion
     # without all_promos the bishop's non-promotion into the zone is left out, the silver's kept
     short = usi_set(gen(Position(sfen), GEN_ALL, False))
     assert "2h8b+" in short and "2h8b" not in short
@@ -452,16 +467,16 @@ def test_optional_promotions():
 
 
 def test_in_check_only_evasions():
-    sfen = "4r4/9/9/9/9/9/3S5/9/4K4 b G 1"       # rook checks down the 5th file
+    sfen = "4r4/9/9/9/9/9/3S5/9/4K4 b G 1"  # rook checks down the 5th file
     moves = legal(sfen)
     line = {f"5{r}" for r in "bcdefgh"}
     for m in moves:
         if m.startswith("5i"):
-            continue                                          # king move
+            continue  # king move
         assert m[2:4] in line or m[2:4] == "5a", m
     assert {f"G*5{r}" for r in "bcdefgh"} <= moves
     assert {"6g5f", "6g5h"} <= moves and "6g6f" not in moves
-    assert "5i5h" not in moves                                # along the rook's line
+    assert "5i5h" not in moves  # along the rook's line
     assert moves == python_shogi_moves(sfen) == cshogi_moves(sfen)
 
 
@@ -471,7 +486,7 @@ def test_contact_check_cannot_be_blocked():
 
 
 def test_double_check_king_moves_only():
-    sfen = "4r4/9/9/9/8b/9/2S6/9/4K4 b G 1"      # rook on the file, bishop on 1e-5i
+    sfen = "4r4/9/9/9/8b/9/2S6/9/4K4 b G 1"  # rook on the file, bishop on 1e-5i
     pos = Position(sfen)
     assert pos.is_check()
     moves = set(pos.legal_moves())
@@ -500,10 +515,10 @@ def test_pinned_bishop_diagonal():
 
 
 def test_king_cannot_move_into_check():
-    moves = legal("9/9/9/9/9/3r5/9/9/4K4 b - 1")   # rook on 6f covers file 6 and rank f
+    moves = legal("9/9/9/9/9/3r5/9/9/4K4 b - 1")  # rook on 6f covers file 6 and rank f
     king = _from(moves, "5i")
     assert king == {"5i5h", "5i4h", "5i4i"}
-    moves = legal("9/9/9/9/9/9/9/4g4/4K4 b - 1")   # an unprotected checker may be taken
+    moves = legal("9/9/9/9/9/9/9/4g4/4K4 b - 1")  # an unprotected checker may be taken
     assert _from(moves, "5i") == {"5i5h"}
     moves = legal("9/9/9/9/9/9/4p4/4g4/4K4 b - 1")  # a protected one may not
     assert _from(moves, "5i") == set()
@@ -512,12 +527,12 @@ def test_king_cannot_move_into_check():
 def test_king_cannot_retreat_along_a_checking_slider():
     moves = legal("4r4/9/9/9/4K4/9/9/9/9 b - 1")
     assert "5e5f" not in moves and "5e5d" not in moves and "5e4e" in moves
-    moves = legal("9/9/9/9/4K4/9/9/9/8b b - 1")    # bishop 1i checks up the diagonal
+    moves = legal("9/9/9/9/4K4/9/9/9/8b b - 1")  # bishop 1i checks up the diagonal
     assert "5e6d" not in moves and "5e4f" not in moves and "5e4d" in moves
 
 
 def test_positions_without_a_king_are_valid():
-    sfen = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"   # tsume: black has no king
+    sfen = "4k4/9/4P4/9/9/9/9/9/9 b G2r2b3g4s4n4l17p 1"  # tsume: black has no king
     pos = Position(sfen)
     assert not pos.is_check()
     moves = set(pos.legal_moves())
@@ -525,7 +540,7 @@ def test_positions_without_a_king_are_valid():
     assert count(pos, 1) == len(moves)
     pos.push("G*5b")
     assert pos.is_check()
-    assert "5a5b" not in pos.legal_moves()               # the gold is protected by the pawn
+    assert "5a5b" not in pos.legal_moves()  # the gold is protected by the pawn
     # white without a king
     pos = Position("4K4/9/9/9/9/9/9/9/9 w 2R2B4G4S4N4L18P 1")
     assert pos.legal_moves() == []

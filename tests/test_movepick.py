@@ -1,4 +1,5 @@
 """The staged move picker: every legal move exactly once, and one quiet/tactical split."""
+
 import random
 
 import cshogi
@@ -72,7 +73,7 @@ def test_picker_yields_every_legal_move_once(sfen):
             if tt_moves[0]:
                 assert got[0] == tt_moves[0]
             if tt_moves[1] and tt_moves[1] != tt_moves[0] and not arrays.checks[arrays.st[1]]:
-                assert got[1] == tt_moves[1]     # the TT second-best move comes second
+                assert got[1] == tt_moves[1]  # the TT second-best move comes second
 
 
 @pytest.mark.parametrize("sfen", SFENS)
@@ -101,7 +102,8 @@ def test_capture_history_moves_a_good_capture_by_its_weight():
     material, and nothing while CaptureHistory is 0."""
     from usi_engine.core.history import capture_history, update_capture
     from usi_engine.core.params import SP_CAPTURE_HISTORY
-    arrays, ctx = tree("4k4/9/9/9/4p4/4R4/9/9/4K4 b - 1")   # the rook takes an undefended pawn
+
+    arrays, ctx = tree("4k4/9/9/9/4p4/4R4/9/9/4K4 b - 1")  # the rook takes an undefended pawn
     [m] = _generated(arrays, GEN_CAPTURES)
     base = mp.capture_score(ctx, arrays.board, m)
     assert base >= mp.SCORE_GOOD_CAPTURE
@@ -112,15 +114,15 @@ def test_capture_history_moves_a_good_capture_by_its_weight():
     assert mp.capture_score(ctx, arrays.board, m) == base + 1000
 
 
-
 def test_a_cutoff_rewards_its_capture_and_penalises_the_captures_tried_before():
     from usi_engine.core.history import capture_history, history_bonus
+
     arrays, ctx = tree("4k4/9/9/9/4p4/4R4/9/9/4K4 b - 1")
     [take] = _generated(arrays, GEN_CAPTURES)
     quiet = next(m for m in _generated(arrays, GEN_QUIETS) if move_to_usi(m) == "5f5g")
     bonus = history_bonus(ctx.sp, 4)
     tried = np.array([take], np.int32)
-    cs._capture_stats(ctx, arrays.board, quiet, False, 4, tried, 1)   # a quiet move cut off
+    cs._capture_stats(ctx, arrays.board, quiet, False, 4, tried, 1)  # a quiet move cut off
     assert capture_history(ctx, arrays.board, take) == -bonus
-    cs._capture_stats(ctx, arrays.board, take, True, 4, tried, 0)     # then the capture did
+    cs._capture_stats(ctx, arrays.board, take, True, 4, tried, 0)  # then the capture did
     assert capture_history(ctx, arrays.board, take) > -bonus + bonus // 2

@@ -1,5 +1,6 @@
 """NNUE: the nn.bin format, the BonaPiece features, and the numba inference against a numpy
 reference and against YaneuraOu's own numbers (tests/data/nnue, ../shared/nnue)."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from usi_engine.nnue import (NNUEFormatError, read_network, write_network, parse_network,
-                             network_bytes, random_network)
+from usi_engine.nnue import (
+    NNUEFormatError,
+    read_network,
+    write_network,
+    parse_network,
+    network_bytes,
+    random_network,
+)
 from usi_engine.nnue import features as F
 from usi_engine.nnue.reference import raw_output as reference_raw
 from usi_engine.core import board as cb
@@ -30,9 +37,13 @@ ARCHS = ("kp_256x2-32-32", "halfkp_256x2-32-32")
 # raw_output compiles its first layer apart for H = 64 and H = 256; other widths take the
 # general loop (and a second layer of another size than 32)
 FORWARD_ARCHS = ARCHS + ("halfkp_64x2-32-32", "halfkp_48x2-16-8")
-SFENS = [Position.START_SFEN] + [      # and two random-playout positions with full hands
-    row["sfen"] for row in json.loads((DATA / "reference_evals.json").read_text())
-    ["networks"]["kp_256x2-32-32"][:2]]
+SFENS = (
+    [Position.START_SFEN]
+    + [  # and two random-playout positions with full hands
+        row["sfen"]
+        for row in json.loads((DATA / "reference_evals.json").read_text())["networks"]["kp_256x2-32-32"][:2]
+    ]
+)
 
 
 # --- helpers --------------------------------------------------------------------------
@@ -80,8 +91,14 @@ def random_walk(arrays, rng, steps, on_step):
             continue
         # prefer the interesting moves a little
         moves = buf[:n]
-        special = [int(m) for m in moves if ct.is_drop(m) or ct.is_promotion(m)
-                   or arrays.board[ct.move_to(m)] != 0 or (ct.moved_piece(m) & 15) == ct.KING]
+        special = [
+            int(m)
+            for m in moves
+            if ct.is_drop(m)
+            or ct.is_promotion(m)
+            or arrays.board[ct.move_to(m)] != 0
+            or (ct.moved_piece(m) & 15) == ct.KING
+        ]
         m = int(rng.choice(special)) if special and rng.random() < 0.5 else int(rng.choice(moves))
         if ct.is_drop(m):
             kinds["drop"] += 1
@@ -99,17 +116,38 @@ def random_walk(arrays, rng, steps, on_step):
 
 # --- features ---------------------------------------------------------------------------
 def test_piece_codes_agree_with_core_types():
-    for name in ("PAWN", "LANCE", "KNIGHT", "SILVER", "BISHOP", "ROOK", "GOLD", "KING",
-                 "PRO_PAWN", "PRO_LANCE", "PRO_KNIGHT", "PRO_SILVER", "HORSE", "DRAGON",
-                 "WHITE_BIT", "PIECE_NB", "NSQ", "BLACK", "WHITE"):
+    for name in (
+        "PAWN",
+        "LANCE",
+        "KNIGHT",
+        "SILVER",
+        "BISHOP",
+        "ROOK",
+        "GOLD",
+        "KING",
+        "PRO_PAWN",
+        "PRO_LANCE",
+        "PRO_KNIGHT",
+        "PRO_SILVER",
+        "HORSE",
+        "DRAGON",
+        "WHITE_BIT",
+        "PIECE_NB",
+        "NSQ",
+        "BLACK",
+        "WHITE",
+    ):
         assert getattr(F, name) == getattr(ct, name), name
     assert (F.FE_HAND_END, F.FE_END, F.F_KING, F.E_KING, F.FE_END2) == (90, 1548, 1548, 1629, 1710)
 
 
 def _features(sfen):
     a = Position(sfen).arrays
-    return {(fs, c): F.active_features(fs, a.board, a.hands, c)
-            for fs in ("HalfKP(Friend)", "K+P") for c in (F.BLACK, F.WHITE)}
+    return {
+        (fs, c): F.active_features(fs, a.board, a.hands, c)
+        for fs in ("HalfKP(Friend)", "K+P")
+        for c in (F.BLACK, F.WHITE)
+    }
 
 
 def test_feature_indices_hand_checked_pawns():
@@ -142,8 +180,8 @@ def test_feature_indices_hand_checked_promoted_pieces():
 def test_feature_indices_of_other_king_squares():
     # black K 1i (sq 8), white k 9a (sq 72): white's own king seen turned around is 80 - 72 = 8
     f = _features("k8/9/9/9/9/9/9/9/8K b L 1")
-    assert f["HalfKP(Friend)", 0] == [8 * 1548 + 39]       # f_hand_lance
-    assert f["HalfKP(Friend)", 1] == [8 * 1548 + 44]       # e_hand_lance
+    assert f["HalfKP(Friend)", 0] == [8 * 1548 + 39]  # f_hand_lance
+    assert f["HalfKP(Friend)", 1] == [8 * 1548 + 44]  # e_hand_lance
     with pytest.raises(ValueError, match="king"):
         a = Position("9/9/9/9/9/9/9/9/8K b - 1").arrays
         F.active_features("HalfKP(Friend)", a.board, a.hands, F.WHITE)
@@ -195,8 +233,10 @@ def test_bad_files_give_clear_errors(tmp_path):
             read_network(path)
     with pytest.raises(NNUEFormatError, match="no such file"):
         read_network(tmp_path / "missing" / "nn.bin")
-    other = good.replace(b"Features=K+P[1710->256x2],Network=AffineTransform[1<-32]",
-                         b"Features=K+P[1710->256x2],Network=AffineTransform[1<-64]")
+    other = good.replace(
+        b"Features=K+P[1710->256x2],Network=AffineTransform[1<-32]",
+        b"Features=K+P[1710->256x2],Network=AffineTransform[1<-64]",
+    )
     with pytest.raises(NNUEFormatError, match="inconsistent dimensions"):
         parse_network(other)
 
@@ -211,9 +251,9 @@ def test_numba_equals_numpy_reference_on_random_positions(arch, tmp_path_factory
     checked = []
 
     def check(kind):
-        if rng.random() < 0.4:      # leave some plies unevaluated: longer replays
+        if rng.random() < 0.4:  # leave some plies unevaluated: longer replays
             return
-        king = arrays.st[cb.ST_KING:cb.ST_KING + 2]
+        king = arrays.st[cb.ST_KING : cb.ST_KING + 2]
         if king.min() < 0:
             return
         assert int(cn.raw_output(arrays)) == reference_of(net, arrays), Position.sfen(_wrap(arrays))
@@ -254,7 +294,7 @@ def test_incremental_accumulators_equal_refresh(arch, tmp_path_factory):
         cb.copy_into(arrays, Position(sfen).arrays)
         kinds = random_walk(arrays, rng, 1500, check)
         total = {k: total.get(k, 0) + v for k, v in kinds.items()}
-    assert min(total.values()) > 0, total       # drops, captures, promotions, king moves, nulls
+    assert min(total.values()) > 0, total  # drops, captures, promotions, king moves, nulls
     assert len(compared) > 1500
 
 
@@ -272,7 +312,7 @@ def _conformance(arch, folder):
         assert int(evaluate(arrays)) == row["eval"], row["sfen"]
         assert reference_of(net, pos.arrays) == row["raw_output"], row["sfen"]
         assert pos.evaluate(nets) == row["eval"]
-    assert pos.evaluate(net) == row["eval"]         # a Network works too
+    assert pos.evaluate(net) == row["eval"]  # a Network works too
     assert len(rows) == 60
 
 
@@ -298,7 +338,7 @@ def test_shipped_network_is_the_default_and_handmade_stays_selectable():
     path = shipped_network_path()
     data = path.read_bytes()
     net = read_network(path)
-    assert net.name == "halfkp_64x2-32-32" and len(data) < 20 * 2 ** 20
+    assert net.name == "halfkp_64x2-32-32" and len(data) < 20 * 2**20
     assert network_bytes(net) == data
     for name in ("<internal>", "", "<empty>", " internal "):
         assert network_bytes(load_eval_dir(name)) == data
@@ -323,11 +363,14 @@ def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
     try:
         engine.send("position sfen " + row["sfen"])
         shipped = read_network(shipped_network_path())
-        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate(shipped)}"   # default
+        assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate(shipped)}"  # default
 
         engine.send(f"setoption name EvalDir value {DATA / 'kp_256x2-32-32'}")
         lines = engine.sync()
-        assert f"info string evaluation: kp_256x2-32-32 from {DATA / 'kp_256x2-32-32' / 'nn.bin'}, FV_SCALE 16" in lines
+        assert (
+            f"info string evaluation: kp_256x2-32-32 from {DATA / 'kp_256x2-32-32' / 'nn.bin'}, FV_SCALE 16"
+            in lines
+        )
         assert _eval_line(engine) == f"eval = {row['eval']}"
         assert _eval_line(engine, "e") == f"eval = {row['eval']}"
 
@@ -340,13 +383,18 @@ def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
 
         engine.send(f"setoption name EvalDir value {bad}")
         lines = engine.sync()
-        assert (f"info string EvalDir: {bad / 'nn.bin'}: truncated: 1000 bytes, architecture "
-                f"kp_256x2-32-32 needs 893928; keeping the previous evaluation") in lines
-        assert _eval_line(engine) == f"eval = {row['eval']}"        # the kp network stays
+        assert (
+            f"info string EvalDir: {bad / 'nn.bin'}: truncated: 1000 bytes, architecture "
+            f"kp_256x2-32-32 needs 893928; keeping the previous evaluation"
+        ) in lines
+        assert _eval_line(engine) == f"eval = {row['eval']}"  # the kp network stays
 
         engine.send(f"setoption name EvalDir value {tmp_path / 'nowhere'}")
         lines = engine.sync()
-        assert f"info string EvalDir: {tmp_path / 'nowhere' / 'nn.bin'}: no such file; keeping the previous evaluation" in lines
+        assert (
+            f"info string EvalDir: {tmp_path / 'nowhere' / 'nn.bin'}: no such file; keeping the previous evaluation"
+            in lines
+        )
         engine.send("go depth 4")
         _, out = engine.read_until("bestmove", 60)
         assert out[-1].split()[1] in Position(row["sfen"]).legal_moves()

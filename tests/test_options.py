@@ -24,9 +24,21 @@ def test_declarations(opts):
     assert "option name Futility type check default false" in lines
     assert "option name Margin type spin default 250 min 0 max 1000" in lines
     names = [line.split()[2] for line in lines]
-    for required in ("USI_Hash", "MateHash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
-                     "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValue", "MaxMovesToDraw",
-                     "EnteringKingRule"):
+    for required in (
+        "USI_Hash",
+        "MateHash",
+        "USI_Ponder",
+        "Threads",
+        "MultiPV",
+        "NetworkDelay",
+        "NetworkDelay2",
+        "MinimumThinkingTime",
+        "SlowMover",
+        "ResignValue",
+        "DrawValue",
+        "MaxMovesToDraw",
+        "EnteringKingRule",
+    ):
         assert required in names
     assert all(line.isascii() for line in lines)
 
@@ -42,15 +54,18 @@ def test_set_is_case_insensitive(opts):
     assert opts.switches() == {"NullMove": 0, "LMR": 1, "Futility": 0, "Margin": 250}
 
 
-@pytest.mark.parametrize("name,value,message", [
-    ("USI_Hash", "lots", "option USI_Hash: expected an integer, got 'lots'"),
-    ("USI_Hash", "0", "option USI_Hash: 0 out of range [1, 65536]"),
-    ("Threads", "100000", "option Threads: 100000 out of range [1, 256]"),
-    ("USI_Ponder", "maybe", "option USI_Ponder: expected true or false, got 'maybe'"),
-    ("EnteringKingRule", "CSA99", "option EnteringKingRule: 'CSA99' is not one of none, CSA24, CSA27"),
-    ("MultiPV", None, "option MultiPV: missing value"),
-    ("NoSuchThing", "1", "unknown option NoSuchThing"),
-])
+@pytest.mark.parametrize(
+    "name,value,message",
+    [
+        ("USI_Hash", "lots", "option USI_Hash: expected an integer, got 'lots'"),
+        ("USI_Hash", "0", "option USI_Hash: 0 out of range [1, 65536]"),
+        ("Threads", "100000", "option Threads: 100000 out of range [1, 256]"),
+        ("USI_Ponder", "maybe", "option USI_Ponder: expected true or false, got 'maybe'"),
+        ("EnteringKingRule", "CSA99", "option EnteringKingRule: 'CSA99' is not one of none, CSA24, CSA27"),
+        ("MultiPV", None, "option MultiPV: missing value"),
+        ("NoSuchThing", "1", "unknown option NoSuchThing"),
+    ],
+)
 def test_bad_values_keep_the_old_value(opts, name, value, message):
     before = {o.name: o.value for o in opts.all()}
     with pytest.raises(ValueError) as err:
@@ -66,7 +81,8 @@ def test_ascii_clean():
 
 def test_engine_cfg_merge(tmp_path):
     cfg = tmp_path / "engine.cfg"
-    cfg.write_text(textwrap.dedent("""\
+    cfg.write_text(
+        textwrap.dedent("""\
         [options]
         usi_hash = 128        ; comment
         NetworkDelay2 = 500
@@ -77,7 +93,8 @@ def test_engine_cfg_merge(tmp_path):
         log = false
         [weird]
         x = 1
-        """))
+        """)
+    )
     opts = Options.create(SWITCHES)
     opts.load_cfg(cfg)
     assert opts["USI_Hash"] == 128
@@ -97,7 +114,7 @@ def test_engine_cfg_merge(tmp_path):
 def test_the_engines_switches_are_declared_last_in_their_order(tmp_path):
     opts = Options.create()
     names = [line.split()[2] for line in opts.usi_lines()]
-    assert names[-len(ENGINE_SWITCHES):] == list(ENGINE_SWITCHES)
+    assert names[-len(ENGINE_SWITCHES) :] == list(ENGINE_SWITCHES)
     assert opts.switches() == dict(ENGINE_SWITCHES)
     cfg = tmp_path / "engine.cfg"
     cfg.write_text("[options]\nMate1Ply = true\n")
@@ -118,6 +135,7 @@ def test_missing_or_broken_cfg_is_reported(tmp_path):
 
 def test_repo_engine_cfg_matches_the_builtin_defaults():
     from usi_engine.cli import REPO_CFG, build_options
+
     plain = Options.create({})
     merged = build_options(REPO_CFG)
     assert merged.take_messages() == []
@@ -128,12 +146,16 @@ def test_repo_engine_cfg_matches_the_builtin_defaults():
 def test_switches_are_read_without_importing_numba():
     import subprocess
     import sys
-    code = ("import sys; from usi_engine.server.options import Options; "
-            "import usi_engine.cli, usi_engine.server.protocol, usi_engine.server.timeman, usi_engine.server.engine, "
-            "usi_engine.search.factory; "
-            "s = Options.create().switches(); print(repr(s)); "
-            "assert 'numba' not in sys.modules and 'numpy' not in sys.modules")
+
+    code = (
+        "import sys; from usi_engine.server.options import Options; "
+        "import usi_engine.cli, usi_engine.server.protocol, usi_engine.server.timeman, usi_engine.server.engine, "
+        "usi_engine.search.factory; "
+        "s = Options.create().switches(); print(repr(s)); "
+        "assert 'numba' not in sys.modules and 'numpy' not in sys.modules"
+    )
     from pathlib import Path
+
     repo = Path(__file__).resolve().parent.parent
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=repo)
     assert out.returncode == 0, out.stderr
@@ -144,14 +166,15 @@ def test_switches_are_read_without_importing_numba():
 
 def test_clear_hash_is_a_button_and_consideration_mode_a_check():
     from usi_engine.server.options import BUTTON, Options
+
     opts = Options.create({})
     lines = opts.usi_lines()
     assert "option name Clear_Hash type button" in lines
-    assert not any("Clear Hash" in line for line in lines)    # the chess spelling is not declared
+    assert not any("Clear Hash" in line for line in lines)  # the chess spelling is not declared
     assert "option name ConsiderationMode type check default false" in lines
     assert "option name RoundUpToFullSecond type check default true" in lines
-    assert opts.set("clear_hash", None).type == BUTTON       # pressed: no value needed
-    assert opts.set("Clear Hash", "anything").name == "Clear_Hash"   # accepted, same button
+    assert opts.set("clear_hash", None).type == BUTTON  # pressed: no value needed
+    assert opts.set("Clear Hash", "anything").name == "Clear_Hash"  # accepted, same button
     assert "clear hash" in opts and opts.get_option("CLEAR HASH").name == "Clear_Hash"
     opts.set("ConsiderationMode", "true")
     assert opts["ConsiderationMode"] is True
@@ -192,11 +215,12 @@ def _check_usi_spec(option: dict) -> None:
     elif kind == "combo":
         assert option["vars"] and default in option["vars"], option
     else:
-        assert default, option          # a string's empty default is spelled <empty>
+        assert default, option  # a string's empty default is spelled <empty>
 
 
 def test_every_declared_option_reads_in_shogihome_and_by_the_usi_spec():
     from usi_engine.server.options import Options
+
     for tuning in (False, True):
         opts = Options.create()
         opts.tuning = tuning
@@ -207,19 +231,22 @@ def test_every_declared_option_reads_in_shogihome_and_by_the_usi_spec():
             option = _shogihome_option(line)
             _check_usi_spec(option)
             names.append(option["name"].lower())
-        assert len(names) == len(set(names))          # no name declared twice
+        assert len(names) == len(set(names))  # no name declared twice
 
 
 def test_shogihome_reader_refuses_what_shogihome_refuses():
     """The reader above fails where ShogiHome does, so the test above can fail."""
-    for bad in ("option name Clear Hash type button",
-                "option name Hash type spin default 1 min",
-                "option name X type spin default 1 default 2"):
+    for bad in (
+        "option name Clear Hash type button",
+        "option name Hash type spin default 1 min",
+        "option name X type spin default 1 default 2",
+    ):
         with pytest.raises(ValueError, match="invalid option command"):
             _shogihome_option(bad)
 
 
 def test_an_option_name_with_a_space_cannot_be_declared():
     from usi_engine.server.options import BUTTON, Option
+
     with pytest.raises(ValueError, match="has a space: GUIs drop such options"):
         Option("Clear Hash", BUTTON, None)

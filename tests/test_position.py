@@ -1,5 +1,6 @@
 """The Python Position: SFEN in and out, validation of bad input (ValueError saying what is
 wrong, the position untouched), USI moves, sennichite and entering-king declaration."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,11 +21,19 @@ def played():
 
 
 def snapshot(pos: Position):
-    return (pos.sfen(), pos.key(), pos.ply(), pos.move_stack(), pos.is_check(),
-            pos.arrays.board.copy().tolist(), pos.arrays.hands.copy().tolist())
+    return (
+        pos.sfen(),
+        pos.key(),
+        pos.ply(),
+        pos.move_stack(),
+        pos.is_check(),
+        pos.arrays.board.copy().tolist(),
+        pos.arrays.hands.copy().tolist(),
+    )
 
 
 # --- SFEN -----------------------------------------------------------------------------------
+
 
 def test_start_position():
     pos = Position()
@@ -38,7 +47,7 @@ def test_sfen_after_moves_and_move_number():
     pos = Position()
     pos.push("7g7f")
     assert pos.sfen() == f"{START_BOARD.replace('9/PPPPPPPPP', '2P6/PP1PPPPPP')} w - 2"
-    assert Position(START_BOARD + " b -").sfen() == START_SFEN      # move number optional
+    assert Position(START_BOARD + " b -").sfen() == START_SFEN  # move number optional
     assert Position(START_BOARD + " b - 37").sfen().endswith(" 37")
 
 
@@ -47,8 +56,10 @@ def test_sfen_hand_order_and_counts_round_trip():
     pos = Position(sfen)
     assert pos.sfen() == sfen == shogi.Board(sfen).sfen()
     # a hand written in another order comes back in the standard order
-    assert Position("4k4/9/9/9/9/9/9/9/4K4 b 10PN2L3S2GBRrb2g 1").sfen() == \
-        "4k4/9/9/9/9/9/9/9/4K4 b RB2G3SN2L10Prb2g 1"
+    assert (
+        Position("4k4/9/9/9/9/9/9/9/4K4 b 10PN2L3S2GBRrb2g 1").sfen()
+        == "4k4/9/9/9/9/9/9/9/4K4 b RB2G3SN2L10Prb2g 1"
+    )
 
 
 def test_promoted_pieces_round_trip():
@@ -63,9 +74,21 @@ BAD_SFENS = [
     ("wrong field count (too many)", f"{START_BOARD} b - 1 x", "SFEN needs board, side, hands"),
     ("eight ranks", START_BOARD.rsplit("/", 1)[0] + " b - 1", "needs 9 ranks"),
     ("short rank", START_BOARD.replace("LNSGKGSNL", "LNSGKGSN") + " b - 1", "has 8 squares, not 9"),
-    ("long rank (digits)", START_BOARD.replace("lnsgkgsnl", "lnsgkgsnl1", 1) + " b - 1", "has 10 squares, not 9"),
-    ("long rank (pieces)", START_BOARD.replace("lnsgkgsnl", "lnsgkgsnll", 1) + " b - 1", "more than 9 squares"),
-    ("unknown letter", START_BOARD.replace("lnsgkgsnl", "lnsgkgsnX", 1) + " b - 1", "unknown piece letter 'X'"),
+    (
+        "long rank (digits)",
+        START_BOARD.replace("lnsgkgsnl", "lnsgkgsnl1", 1) + " b - 1",
+        "has 10 squares, not 9",
+    ),
+    (
+        "long rank (pieces)",
+        START_BOARD.replace("lnsgkgsnl", "lnsgkgsnll", 1) + " b - 1",
+        "more than 9 squares",
+    ),
+    (
+        "unknown letter",
+        START_BOARD.replace("lnsgkgsnl", "lnsgkgsnX", 1) + " b - 1",
+        "unknown piece letter 'X'",
+    ),
     ("promoted king", START_BOARD.replace("lnsgkgsnl", "lnsg+kgsnl", 1) + " b - 1", "cannot be promoted"),
     ("bad side", f"{START_BOARD} x - 1", "side to move must be 'b' or 'w'"),
     ("bad hand letter", f"{START_BOARD} b Q 1", "bad piece 'Q' in the SFEN hand"),
@@ -91,7 +114,7 @@ def test_bad_sfen_raises_and_says_why(what, sfen, message, played):
     assert message in str(err.value), (what, str(err.value))
     before = snapshot(played)
     with pytest.raises(ValueError):
-        played._set_sfen(sfen)                        # a failed set leaves the position alone
+        played._set_sfen(sfen)  # a failed set leaves the position alone
     assert snapshot(played) == before
     with pytest.raises(ValueError) as err:
         Position.from_usi(f"sfen {sfen} moves 7g7f")
@@ -99,7 +122,7 @@ def test_bad_sfen_raises_and_says_why(what, sfen, message, played):
 
 
 GOOD_SFENS = [
-    ("tokin and pawn on a file", "4k4/9/9/9/4+P4/9/4P4/9/4K4 b - 1"),      # no nifu
+    ("tokin and pawn on a file", "4k4/9/9/9/4+P4/9/4P4/9/4K4 b - 1"),  # no nifu
     ("pawns of both sides on a file", "4k4/9/9/9/4P4/9/4p4/9/4K4 b - 1"),
     ("every piece, no black king", "4k4/9/9/9/9/9/9/9/9 b 2R2B4G4S4N4L18P 1"),
     ("side to move in check", "4k4/4R4/9/9/9/9/9/9/4K4 w - 1"),
@@ -127,24 +150,24 @@ BAD_MOVES = [
     ("0g7f", "bad square '0g'"),
     ("P*0e", "bad square '0e'"),
     ("5e5d", "no piece of the side to move on 5e"),
-    ("3a3b", "no piece of the side to move on 3a"),            # white's silver, black to move
-    ("7f7d", "illegal move '7f7d'"),                            # pawn two squares
-    ("1g1f+", "illegal move '1g1f+'"),                          # promotion outside the zone
+    ("3a3b", "no piece of the side to move on 3a"),  # white's silver, black to move
+    ("7f7d", "illegal move '7f7d'"),  # pawn two squares
+    ("1g1f+", "illegal move '1g1f+'"),  # promotion outside the zone
     ("p*5e", "bad drop piece"),
     ("K*5e", "bad drop piece"),
-    ("P*5e", "illegal move 'P*5e'"),                            # nifu (pawn on 5g)
-    ("P*5a", "illegal move 'P*5a'"),                            # dead pawn and occupied
-    ("R*5e", "illegal move 'R*5e'"),                            # no rook in hand
-    ("B*3c", "illegal move 'B*3c'"),                            # occupied square
-    ("4e4d", "illegal move '4e4d'"),                            # a bishop does not step straight
-    ("2h2c", "illegal move '2h2c'"),                            # the rook is blocked by a pawn
+    ("P*5e", "illegal move 'P*5e'"),  # nifu (pawn on 5g)
+    ("P*5a", "illegal move 'P*5a'"),  # dead pawn and occupied
+    ("R*5e", "illegal move 'R*5e'"),  # no rook in hand
+    ("B*3c", "illegal move 'B*3c'"),  # occupied square
+    ("4e4d", "illegal move '4e4d'"),  # a bishop does not step straight
+    ("2h2c", "illegal move '2h2c'"),  # the rook is blocked by a pawn
 ]
 
 
 @pytest.mark.parametrize("move,message", BAD_MOVES, ids=[m or "empty" for m, _ in BAD_MOVES])
 def test_bad_move_raises_and_leaves_position(move, message, played):
     pos = played
-    pos.push("4a3b")                                  # white answers: black to move
+    pos.push("4a3b")  # white answers: black to move
     before = snapshot(pos)
     with pytest.raises(ValueError) as err:
         pos.push(move)
@@ -182,14 +205,17 @@ def test_from_usi():
     assert Position.from_usi("startpos").sfen() == START_SFEN
 
 
-@pytest.mark.parametrize("text,message", [
-    ("startpos moves 7g7f 3c3d 7f7e zz 2g2f", "move 4 ('zz'): unparseable move 'zz'"),
-    ("startpos moves 7g7f 7g7f", "move 2 ('7g7f'): no piece of the side to move on 7g"),
-    ("startpos moves 7g7f 3c3d 2g2e", "move 3 ('2g2e'): illegal move '2g2e'"),
-    ("", "position needs 'startpos' or 'sfen ...'"),
-    ("fen lnsgkgsnl", "position needs 'startpos' or 'sfen ...'"),
-    ("sfen foo", "SFEN needs board, side, hands"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("startpos moves 7g7f 3c3d 7f7e zz 2g2f", "move 4 ('zz'): unparseable move 'zz'"),
+        ("startpos moves 7g7f 7g7f", "move 2 ('7g7f'): no piece of the side to move on 7g"),
+        ("startpos moves 7g7f 3c3d 2g2e", "move 3 ('2g2e'): illegal move '2g2e'"),
+        ("", "position needs 'startpos' or 'sfen ...'"),
+        ("fen lnsgkgsnl", "position needs 'startpos' or 'sfen ...'"),
+        ("sfen foo", "SFEN needs board, side, hands"),
+    ],
+)
 def test_from_usi_errors_name_the_problem(text, message):
     with pytest.raises(ValueError) as err:
         Position.from_usi(text)
@@ -198,9 +224,10 @@ def test_from_usi_errors_name_the_problem(text, message):
 
 # --- sennichite -----------------------------------------------------------------------------
 
+
 def test_fourfold_repetition_is_a_draw():
     pos = Position()
-    cycle = ["3i4h", "7a6b", "4h3i", "6b7a"]            # silvers out and back
+    cycle = ["3i4h", "7a6b", "4h3i", "6b7a"]  # silvers out and back
     for k in range(3):
         for i, m in enumerate(cycle):
             assert pos.repetition() == "none", (k, i)
@@ -253,14 +280,14 @@ def test_repetition_with_checks_on_only_some_moves_is_a_draw():
 
 # --- entering-king declaration --------------------------------------------------------------
 
-DECLARE_TRUE = "RRBBGGGGS/4K3S/9/9/9/9/9/9/4k4 b 2P2s4n4l16p 1"     # 10 pieces, 26 + 2 points
+DECLARE_TRUE = "RRBBGGGGS/4K3S/9/9/9/9/9/9/4k4 b 2P2s4n4l16p 1"  # 10 pieces, 26 + 2 points
 
 
 def test_declaration_valid():
     pos = Position(DECLARE_TRUE)
     assert pos.declaration_points() == (28, 10, True)
     assert pos.can_declare("CSA27")
-    assert not pos.can_declare("CSA24")                  # needs 31
+    assert not pos.can_declare("CSA24")  # needs 31
     assert not pos.can_declare("none")
 
 
@@ -270,12 +297,15 @@ def test_declaration_white_needs_27():
     assert pos.can_declare("CSA27")
 
 
-@pytest.mark.parametrize("what,sfen", [
-    ("nine pieces in the camp", "RRBBGGGGS/4K4/9/8S/9/9/9/9/4k4 b 3P2s4n4l15p 1"),
-    ("27 points for black", "RRBBGGGGS/4K3S/9/9/9/9/9/9/4k4 b P2s4n4l17p 1"),
-    ("in check", "RRBBGGGGS/4K3S/5s3/9/9/9/9/9/4k4 b 2Ps4n4l16p 1"),
-    ("king outside the camp", "RRBBGGGG1/7SS/9/4K4/9/9/9/9/4k4 b 2P2s4n4l16p 1"),
-])
+@pytest.mark.parametrize(
+    "what,sfen",
+    [
+        ("nine pieces in the camp", "RRBBGGGGS/4K4/9/8S/9/9/9/9/4k4 b 3P2s4n4l15p 1"),
+        ("27 points for black", "RRBBGGGGS/4K3S/9/9/9/9/9/9/4k4 b P2s4n4l17p 1"),
+        ("in check", "RRBBGGGGS/4K3S/5s3/9/9/9/9/9/4k4 b 2Ps4n4l16p 1"),
+        ("king outside the camp", "RRBBGGGG1/7SS/9/4K4/9/9/9/9/4k4 b 2P2s4n4l16p 1"),
+    ],
+)
 def test_declaration_near_misses(what, sfen):
     assert not Position(sfen).can_declare("CSA27"), what
 
@@ -287,8 +317,10 @@ def test_declaration_unknown_rule():
 
 # --- the python-chess-like API: Move, Piece, piece_at, push/pop, records ------------------
 
+
 def test_moves_are_move_values():
     from usi_engine.move import Move
+
     pos = Position()
     moves = pos.legal_moves()
     assert all(isinstance(m, Move) for m in moves) and "7g7f" in moves
@@ -302,8 +334,9 @@ def test_moves_are_move_values():
 
 def test_piece_at_and_hand(played):
     from usi_engine.piece import Piece
-    assert played.piece_at("4e") == Piece.from_symbol("B")       # the dropped bishop
-    assert played.piece_at(10) == Piece(4, 1)                    # 2b: the white silver that took
+
+    assert played.piece_at("4e") == Piece.from_symbol("B")  # the dropped bishop
+    assert played.piece_at(10) == Piece(4, 1)  # 2b: the white silver that took
     assert played.piece_at("2b").symbol() == "s" and played.piece_at("5e") is None
     assert Piece.from_symbol("+r").japanese() == "龍" and Piece.from_symbol("+P").promoted
     assert played.hand(0) == {} and played.hand(1) == {"B": 1}
@@ -329,6 +362,7 @@ def test_kif_and_csa_round_trip(played):
     import cshogi.KIF
     import shogi.CSA
     import shogi.KIF
+
     kif, csa = played.kif(), played.csa()
     usi = played.move_stack()
     assert shogi.KIF.Parser.parse_str(kif)[0]["moves"] == usi
@@ -349,13 +383,14 @@ def test_kif_names_promoted_lance_knight_and_silver_as_kakinoki_does():
     """A move of a promoted lance, knight or silver is written 成香, 成桂, 成銀 (cshogi's
     one-character names 杏, 圭, 全 are those of a board diagram), and reads back."""
     import shogi.KIF
+
     sfen = "4k4/9/9/9/9/9/9/1+S1+N1+L3/4K4 b - 1"
     pos = Position(sfen)
     for m in ("8h8g", "5a5b", "6h6g", "5b5a", "4h4g"):
         pos.push(m)
     kif = pos.kif()
     moves = [line.split()[1] for line in kif.splitlines() if line.startswith("   ")]
-    assert moves[::2] == ["８七成銀(88)", "６七成桂(68)", "４七成香(48)"]     # the diagram has 全 圭 杏
+    assert moves[::2] == ["８七成銀(88)", "６七成桂(68)", "４七成香(48)"]  # the diagram has 全 圭 杏
     assert shogi.KIF.Parser.parse_str(kif)[0]["moves"] == pos.move_stack()
     assert Position.from_kif(kif).sfen() == pos.sfen()
 
@@ -365,6 +400,6 @@ def test_from_record_names_the_bad_line(tmp_path):
     with pytest.raises(ValueError, match=r"line 5: illegal move 2g2e at move 3"):
         Position.from_kif(kif)
     path = tmp_path / "game.kif"
-    path.write_bytes(kif.replace("２五歩", "２六歩").encode("cp932"))      # Shift-JIS, as GUIs write
+    path.write_bytes(kif.replace("２五歩", "２六歩").encode("cp932"))  # Shift-JIS, as GUIs write
     assert Position.from_record(path).move_stack() == ["7g7f", "3c3d", "2g2f"]
     assert Position.from_record(str(path)).move_stack() == ["7g7f", "3c3d", "2g2f"]

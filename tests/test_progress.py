@@ -28,9 +28,10 @@ def on_terminal(monkeypatch) -> Terminal:
 
 # -- the bar -------------------------------------------------------------------------
 
+
 def test_no_bar_when_not_shown_or_without_tqdm(monkeypatch):
     assert isinstance(progress_bar(10, show=False), NoBar)
-    monkeypatch.setitem(sys.modules, "tqdm", None)          # import tqdm raises ImportError
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
     bar = progress_bar(10)
     assert isinstance(bar, NoBar)
     bar.update(3)
@@ -39,7 +40,7 @@ def test_no_bar_when_not_shown_or_without_tqdm(monkeypatch):
 
 def test_bar_counts_positions_scaled_unless_told_otherwise():
     out = io.StringIO()
-    bar = progress_bar(2000, file=out, mininterval=0)     # gensfen, rescore, the trainer
+    bar = progress_bar(2000, file=out, mininterval=0)  # gensfen, rescore, the trainer
     bar.update(1500)
     bar.close()
     assert "1.50k/2.00k" in out.getvalue() and "pos/s" in out.getvalue()
@@ -51,6 +52,7 @@ def test_bar_counts_positions_scaled_unless_told_otherwise():
 
 
 # -- the status line -------------------------------------------------------------------
+
 
 def test_status_line_writes_lines_when_not_on_a_terminal(capsys):
     status = StatusLine()
@@ -79,6 +81,7 @@ def test_quiet_status_line_writes_nothing(monkeypatch):
 
 
 # -- match.py and tune.py ---------------------------------------------------------------
+
 
 def one_game_result() -> tuple[MatchResult, GameRecord]:
     engines = [EngineSpec(["a"], "alpha"), EngineSpec(["b"], "beta")]
@@ -116,7 +119,7 @@ def fake_tuner(done: int, iterations: int) -> SimpleNamespace:
 
 
 def test_tune_progress_logs_about_200_lines_and_the_last(capsys):
-    progress = tunecli.Progress(False, 1003)                # a line every 5 pairs
+    progress = tunecli.Progress(False, 1003)  # a line every 5 pairs
     for done in range(1, 1004):
         progress(fake_tuner(done, 1003))
     progress.done()

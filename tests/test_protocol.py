@@ -19,14 +19,27 @@ import shogi
 
 from conftest import REPO, UsiProcess, engine_command
 
-FINAL_INFO = re.compile(r"^info depth \d+ seldepth \d+ (multipv \d+ )?score (cp -?\d+|mate -?\d+)"
-                        r"( lowerbound| upperbound)? nodes \d+ nps \d+ time \d+ hashfull \d+ pv( \S+)+$")
-REQUIRED_OPTIONS = ("USI_Hash", "USI_Ponder", "Threads", "MultiPV", "NetworkDelay", "NetworkDelay2",
-                    "MinimumThinkingTime", "SlowMover", "ResignValue", "DrawValue", "MaxMovesToDraw",
-                    "EnteringKingRule")
-MATED_SFEN = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"                  # white to move is checkmated
+FINAL_INFO = re.compile(
+    r"^info depth \d+ seldepth \d+ (multipv \d+ )?score (cp -?\d+|mate -?\d+)"
+    r"( lowerbound| upperbound)? nodes \d+ nps \d+ time \d+ hashfull \d+ pv( \S+)+$"
+)
+REQUIRED_OPTIONS = (
+    "USI_Hash",
+    "USI_Ponder",
+    "Threads",
+    "MultiPV",
+    "NetworkDelay",
+    "NetworkDelay2",
+    "MinimumThinkingTime",
+    "SlowMover",
+    "ResignValue",
+    "DrawValue",
+    "MaxMovesToDraw",
+    "EnteringKingRule",
+)
+MATED_SFEN = "4k4/4G4/4P4/9/9/9/9/9/4K4 w - 1"  # white to move is checkmated
 DECLARE_SFEN = "+L+NSG1GS+N+L/1R2K2B1/9/9/9/9/9/9/4k4 b 10P8p 1"  # black may declare (CSA27)
-LOST_SFEN = "4k4/9/9/9/9/9/9/9/4K4 w 2R2B4G4S4N4L18P 1"          # white has nothing at all
+LOST_SFEN = "4k4/9/9/9/9/9/9/9/4K4 w 2R2B4G4S4N4L18P 1"  # white has nothing at all
 
 
 def board_for(position_args: str) -> shogi.Board:
@@ -62,7 +75,7 @@ def go_and_wait(eng: UsiProcess, go_line: str, timeout: float = 30.0):
 
 
 def info_strings(lines):
-    return [line[len("info string "):] for line in lines if line.startswith("info string ")]
+    return [line[len("info string ") :] for line in lines if line.startswith("info string ")]
 
 
 # ---------------------------------------------------------------------- process start / exit
@@ -73,10 +86,12 @@ def test_usi_handshake_is_fast_and_complete():
         stamp, lines = eng.read_until("usiok", 10)
         from_start = stamp - eng.started
         assert from_start < 1.5, f"usiok {from_start:.2f}s after process start"
-        t0 = eng.send("usi")          # interpreter up: `usi` itself must be immediate
+        t0 = eng.send("usi")  # interpreter up: `usi` itself must be immediate
         stamp, again = eng.read_until("usiok", 5)
         assert stamp - t0 < 0.2, f"usi answered in {stamp - t0:.3f}s"
-        print(f"usiok {from_start * 1000:.0f} ms after process start, `usi` itself {1000 * (stamp - t0):.1f} ms")
+        print(
+            f"usiok {from_start * 1000:.0f} ms after process start, `usi` itself {1000 * (stamp - t0):.1f} ms"
+        )
         assert lines[0].startswith("id name ") and lines[1].startswith("id author ")
         declared = {line.split()[2] for line in lines if line.startswith("option name ")}
         assert set(REQUIRED_OPTIONS) <= declared
@@ -143,14 +158,17 @@ def test_go_without_isready_then_quit_mid_search():
 
 def test_warmup_flag_compiles_and_exits():
     import subprocess
-    out = subprocess.run(engine_command() + ["--warmup"], cwd=REPO, capture_output=True, text=True,
-                         timeout=900)
+
+    out = subprocess.run(
+        engine_command() + ["--warmup"], cwd=REPO, capture_output=True, text=True, timeout=900
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "compiled" in out.stdout
 
 
 def test_console_script_if_installed():
     import shutil
+
     exe = shutil.which("usi-engine")
     if exe is None or os.environ.get("USI_ENGINE_CMD"):
         pytest.skip("usi-engine console script not installed (pip install -e .)")
@@ -239,9 +257,9 @@ def test_go_limits(engine):
     assert_legal("startpos moves 7g7f 3c3d", best)
     ms, best, _, _ = go_and_wait(engine, "go movetime 300")
     assert 100 <= ms <= 300
-    ms, best, _, _ = go_and_wait(engine, "go")                     # bare go: a bounded think
+    ms, best, _, _ = go_and_wait(engine, "go")  # bare go: a bounded think
     assert ms <= 1100
-    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0")     # flag about to fall
+    ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0")  # flag about to fall
     assert ms <= 100
     ms, best, _, _ = go_and_wait(engine, "go btime 20000 wtime 20000 binc 1000 winc 1000")
     assert ms <= 5000
@@ -258,7 +276,7 @@ def test_stop_during_go_infinite(engine):
     assert (stamp - t0) * 1000 < 100, f"bestmove {1000 * (stamp - t0):.0f} ms after stop"
     assert FINAL_INFO.match(lines[-2])
     assert_legal("startpos moves 2g2f", lines[-1].split()[1])
-    engine.send("stop")                        # nothing running: silently ignored
+    engine.send("stop")  # nothing running: silently ignored
     assert engine.sync() == []
 
 
@@ -338,7 +356,7 @@ def test_no_legal_move_resigns_and_declaration_wins(engine):
 
 
 def test_one_legal_move_is_answered_at_once(engine):
-    engine.send("position sfen 4k4/4G4/9/9/9/9/9/9/4K4 w - 1")    # only 5a5b
+    engine.send("position sfen 4k4/4G4/9/9/9/9/9/9/4K4 w - 1")  # only 5a5b
     ms, best, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
     assert best == "5a5b"
     assert ms < 500
@@ -371,21 +389,24 @@ def test_multipv(engine):
     engine.send("setoption name MultiPV value 3")
     engine.send("position startpos")
     _, best, _, lines = go_and_wait(engine, "go depth 3", 60)
-    seen = {int(line.split()[line.split().index("multipv") + 1])
-            for line in lines if line.startswith("info depth") and " multipv " in line}
+    seen = {
+        int(line.split()[line.split().index("multipv") + 1])
+        for line in lines
+        if line.startswith("info depth") and " multipv " in line
+    }
     assert seen == {1, 2, 3}
     engine.send("setoption name MultiPV value 1")
     assert engine.sync() == []
 
 
 def test_go_mate_answers_checkmate(engine):
-    engine.send("setoption name MateHash value 8")                # a new, smaller df-pn table
-    engine.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")   # G*5b is mate
+    engine.send("setoption name MateHash value 8")  # a new, smaller df-pn table
+    engine.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")  # G*5b is mate
     t0 = engine.send("go mate 1000")
     stamp, lines = engine.read_until("checkmate", 10)
     assert lines[-1] == "checkmate G*5b"
     assert stamp - t0 < 2.0
-    engine.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b - 1")      # nothing to mate with
+    engine.send("position sfen 4k4/9/9/9/9/9/9/9/4K4 b - 1")  # nothing to mate with
     engine.send("go mate 500")
     _, lines = engine.read_until("checkmate", 10)
     assert lines[-1] == "checkmate nomate"
@@ -414,7 +435,7 @@ HOSTILE = [  # (line, the info string starts with, and also names)
 
 
 def test_hostile_input_is_reported_and_survived(engine):
-    good = "startpos moves 7g7f 3c3d 8h2b+"        # white to move: recapture or not
+    good = "startpos moves 7g7f 3c3d 8h2b+"  # white to move: recapture or not
     engine.send("position " + good)
     for raw, _, _ in HOSTILE:
         engine.send(raw)
@@ -438,8 +459,10 @@ def test_hostile_input_is_reported_and_survived(engine):
     assert_legal(good, best)
     # a go with bad values still answers exactly once
     ms, best, _, lines = go_and_wait(engine, "go btime x wtime 0 byoyomi 200 frobnicate")
-    assert info_strings(lines)[:2] == ["go: btime needs an integer, got 'x'",
-                                       "go: unknown parameter 'frobnicate' ignored"]
+    assert info_strings(lines)[:2] == [
+        "go: btime needs an integer, got 'x'",
+        "go: unknown parameter 'frobnicate' ignored",
+    ]
     assert_legal(good, best)
     # a later valid position and go work normally
     engine.send("position startpos moves 2g2f")
@@ -451,6 +474,7 @@ def test_long_game_position_is_accepted(engine):
     board = shogi.Board()
     moves = []
     import random
+
     rng = random.Random(7)
     while len(moves) < 300 and not board.is_game_over():
         mv = rng.choice(sorted(m.usi() for m in board.legal_moves))
@@ -458,7 +482,7 @@ def test_long_game_position_is_accepted(engine):
         moves.append(mv)
     args = "startpos moves " + " ".join(moves)
     engine.send("position " + args)
-    assert engine.sync(60) == []          # MaxMovesToDraw is off: nothing to say
+    assert engine.sync(60) == []  # MaxMovesToDraw is off: nothing to say
     engine.send("setoption name MaxMovesToDraw value 256")
     engine.send("position " + args)
     engine.send("setoption name MaxMovesToDraw value 0")
@@ -474,9 +498,15 @@ def test_long_game_position_is_accepted(engine):
 def _executable(tmp_path: Path, name: str, argv: list[str]) -> str:
     """A tiny shell wrapper, since cshogi.usi.Engine runs a single executable path."""
     import shlex
+
     path = tmp_path / name
-    path.write_text("#!/bin/sh\ncd " + shlex.quote(str(REPO)) + "\nexec "
-                    + " ".join(shlex.quote(a) for a in argv) + ' "$@"\n')
+    path.write_text(
+        "#!/bin/sh\ncd "
+        + shlex.quote(str(REPO))
+        + "\nexec "
+        + " ".join(shlex.quote(a) for a in argv)
+        + ' "$@"\n'
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return str(path)
 
@@ -503,6 +533,7 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
     resigned", ... or "max plies", "repetition"."""
     import cshogi
     from collections import Counter
+
     board = cshogi.Board()
     moves: list[str] = []
     seen = Counter()
@@ -550,6 +581,7 @@ def play_game(engines, names, byoyomi: int, max_plies: int):
 
 def test_games_against_random_mover_and_self(engine_exe, random_exe):
     from cshogi.usi import Engine
+
     ours = Engine(engine_exe)
     other = Engine(random_exe)
     twin = None
@@ -565,8 +597,10 @@ def test_games_against_random_mover_and_self(engine_exe, random_exe):
         twin.setoption("USI_Ponder", "false")
         twin.isready()
         r3, m3 = play_game([ours, twin], ["engine", "engine"], 100, 60)
-        print(f"results: {r1} ({len(m1)} plies, material {_material(m1)}), {r2} ({len(m2)}, "
-              f"{_material(m2)}), {r3} ({len(m3)}, {_material(m3)})")
+        print(
+            f"results: {r1} ({len(m1)} plies, material {_material(m1)}), {r2} ({len(m2)}, "
+            f"{_material(m2)}), {r3} ({len(m3)}, {_material(m3)})"
+        )
         # between two copies of the engine: the game ends by the rules or at 60 plies (a
         # loss on time, an illegal move or a wrong resignation fails inside play_game)
         assert r3 in ("mate by engine", "repetition", "max plies"), (r3, m3)
@@ -595,6 +629,7 @@ RANDOM_MOVER_DEFICIT = 4
 def _material(moves: list[str]) -> int:
     """Black's material less white's after `moves` from the start (pieces in hand too)."""
     from usi_engine.match.config import material_balance
+
     board = shogi.Board()
     for move in moves:
         board.push_usi(move)
@@ -610,10 +645,20 @@ def test_cshogi_match_runner(engine_exe, random_exe, tmp_path):
     (test_go_right_after_every_bestmove_in_a_ponder_game, tests/test_match.py).
     """
     from cshogi import cli
+
     csa_dir = tmp_path / "csa"
     csa_dir.mkdir()
-    result = cli.main(engine_exe, random_exe, options1={"ResignValue": 99999}, games=2, byoyomi=100,
-                      time=2000, draw=60, csa=str(csa_dir), print_summary=False)
+    result = cli.main(
+        engine_exe,
+        random_exe,
+        options1={"ResignValue": 99999},
+        games=2,
+        byoyomi=100,
+        time=2000,
+        draw=60,
+        csa=str(csa_dir),
+        print_summary=False,
+    )
     assert result["engine2_won"] == 0 or result["engine1_won"] + result["draw"] >= 1
     records = [p.read_text() for p in csa_dir.glob("*.csa")]
     assert len(records) == 2
@@ -646,7 +691,7 @@ def test_crash_inside_search_still_gives_a_legal_bestmove():
     backend.np, backend._position_cls, backend.searcher = np, Position, _CrashingSearcher()
     backend.ready = True
     backend.configure = lambda force=False: None
-    backend.load_evaluation = lambda: None           # a fake searcher has no network
+    backend.load_evaluation = lambda: None  # a fake searcher has no network
     proto.handle("position startpos moves 7g7f")
     proto.handle("go btime 0 wtime 0 byoyomi 300")
     assert eng._job.done.wait(5)
@@ -666,6 +711,7 @@ def test_go_that_cannot_start_still_answers():
 
     def broken():
         raise ImportError("no search module")
+
     proto.engine.ensure_ready = broken
     proto.handle("position startpos")
     proto.handle("go btime 0 wtime 0 byoyomi 100")
@@ -683,8 +729,8 @@ def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
     engine.send("position sfen " + sfen)
     _, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 3000")
     final = lines[-2].split()
-    assert final[final.index("score") + 1:final.index("score") + 3] == ["mate", "9"]
-    pv = final[final.index("pv") + 1:]
+    assert final[final.index("score") + 1 : final.index("score") + 3] == ["mate", "9"]
+    pv = final[final.index("pv") + 1 :]
     assert pv[0] == best and len(pv) == 9
     board = shogi.Board(sfen)
     for m in pv:
@@ -699,6 +745,7 @@ def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
     exactly one bestmove per go. The opponent plays the ponder move every other time
     (ponderhit), otherwise another legal move (stop, then the real position)."""
     import random
+
     rng = random.Random(3)
     engine.send("setoption name USI_Ponder value true")
     engine.send("usinewgame")
@@ -707,7 +754,7 @@ def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
     board = shogi.Board()
     transcript: list[str] = []
     gos = 0
-    gaps = []                                   # ms from a bestmove to our next go
+    gaps = []  # ms from a bestmove to our next go
 
     def go(line: str, after: float | None) -> None:
         nonlocal gos
@@ -741,7 +788,7 @@ def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
             engine.send("ponderhit")
         else:
             engine.send("stop")
-            stamp, _, _ = bestmove()            # the ponder search's answer: discarded
+            stamp, _, _ = bestmove()  # the ponder search's answer: discarded
             engine.send("position startpos moves " + " ".join(moves + [reply]))
             go("go btime 0 wtime 0 byoyomi 150", stamp)
         board.push_usi(reply)
@@ -749,8 +796,10 @@ def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
         stamp, best, ponder = bestmove()
     engine.send("setoption name USI_Ponder value false")
     transcript.extend(engine.sync())
-    print(f"{gos} go's, {len(moves)} plies; go sent {max(gaps):.2f} ms at most after a bestmove "
-          f"(median {sorted(gaps)[len(gaps) // 2]:.2f} ms)")
+    print(
+        f"{gos} go's, {len(moves)} plies; go sent {max(gaps):.2f} ms at most after a bestmove "
+        f"(median {sorted(gaps)[len(gaps) // 2]:.2f} ms)"
+    )
     assert gos >= 10
     assert not any("go received while thinking" in line for line in transcript)
     assert sum(1 for line in transcript if line.startswith("bestmove")) == gos
@@ -793,10 +842,12 @@ def test_go_searchmoves_restricts_the_root(engine):
     engine.send("setoption name MultiPV value 1")
     assert info_strings(lines)[0] == "go: searchmoves: not legal here, ignored: 5e5d"
     firsts = {line.split(" pv ")[1].split()[0] for line in lines if " multipv " in line}
-    assert firsts == {"1g1f", "9g9f"}                      # two lines: only two moves to show
+    assert firsts == {"1g1f", "9g9f"}  # two lines: only two moves to show
     _, best, _, lines = go_and_wait(engine, "go depth 2 searchmoves 5e5d")
-    assert info_strings(lines) == ["go: searchmoves: not legal here, ignored: 5e5d",
-                                   "go: searchmoves: no legal move given, searching all moves"]
+    assert info_strings(lines) == [
+        "go: searchmoves: not legal here, ignored: 5e5d",
+        "go: searchmoves: no legal move given, searching all moves",
+    ]
     assert_legal("startpos", best)
 
 
@@ -804,9 +855,11 @@ def test_clear_hash_forgets_what_the_search_learned(engine):
     """A fixed-depth search after `Clear_Hash` (or the chess spelling `Clear Hash`)
     repeats the node count of one after usinewgame; a second search on the warm table
     differs."""
+
     def nodes(go_line):
         _, _, _, lines = go_and_wait(engine, go_line, 60)
         return int(lines[-2].split()[lines[-2].split().index("nodes") + 1])
+
     engine.send("position startpos moves 7g7f 3c3d")
     engine.send("usinewgame")
     fresh = nodes("go depth 7")
@@ -826,7 +879,8 @@ def test_answers_after_a_ponder_keep_the_relay_reserve(engine):
     and after the `go` that follows a stopped ponder search, the engine stops
     PONDERHIT_RELAY_MS earlier than after a plain `go` (byoyomi 2 s, NetworkDelay2 120)."""
     from usi_engine.server.timeman import PONDERHIT_RELAY_MS
-    pondered_limit = 2000 - 120 - PONDERHIT_RELAY_MS        # 1730 ms
+
+    pondered_limit = 2000 - 120 - PONDERHIT_RELAY_MS  # 1730 ms
     engine.send("setoption name USI_Ponder value true")
     engine.send("usinewgame")
     engine.send("position startpos moves 7g7f 3c3d")
@@ -838,13 +892,13 @@ def test_answers_after_a_ponder_keep_the_relay_reserve(engine):
     engine.send("position startpos moves 7g7f 3c3d 2g2f")
     engine.send("go ponder btime 0 wtime 0 byoyomi 2000")
     engine.no_output(0.3)
-    engine.send("stop")                                      # a ponder miss
+    engine.send("stop")  # a ponder miss
     engine.read_until("bestmove", 5)
     engine.send("position startpos moves 7g7f 3c3d 6g6f")
     after_miss, _, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
     assert pondered_limit - 100 <= after_miss < pondered_limit + 70
     engine.send("position startpos moves 7g7f 3c3d 6g6f 8c8d")
     plain, _, _, _ = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 2000")
-    assert plain >= 2000 - 120 - 5                           # the plain margin only
+    assert plain >= 2000 - 120 - 5  # the plain margin only
     engine.send("setoption name USI_Ponder value false")
     assert engine.sync() == []

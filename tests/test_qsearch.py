@@ -1,4 +1,5 @@
 """Quiescence search: exchanges with the captured piece going to the hand."""
+
 import pytest
 
 from usi_engine.core import search as cs
@@ -52,11 +53,12 @@ def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
     from usi_engine.core import tt as ctt, board as cb
     from usi_engine.position import move_to_usi
     from core_tree import tree
+
     off_arrays, off_ctx = tree(MATE_BY_DROP)
     stand_pat = int(cs.qsearch(off_arrays, off_ctx, -INF, INF, 0))
     assert stand_pat < cs.VALUE_MATE_IN_MAX
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
-    assert cs.qsearch(arrays, ctx, -INF, INF, 0) == ctt.VALUE_MATE - 1     # mate in 1
+    assert cs.qsearch(arrays, ctx, -INF, INF, 0) == ctt.VALUE_MATE - 1  # mate in 1
     assert move_to_usi(int(ctx.pv[0, 0])) == "G*5b"
     hit, m1, _m2, _v, _ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"

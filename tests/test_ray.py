@@ -30,7 +30,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def local_ray():
-    assert connect(cluster.LOCAL, num_cpus=2)      # the path `--ray local` takes
+    assert connect(cluster.LOCAL, num_cpus=2)  # the path `--ray local` takes
     yield
     ray.shutdown()
 
@@ -40,12 +40,12 @@ def test_local_cluster_listens_and_talks_on_loopback_only(local_ray):
     def square(x: int) -> int:
         return x * x
 
-    assert ray.get([square.remote(i) for i in range(4)]) == [0, 1, 4, 9]   # workers running
+    assert ray.get([square.remote(i) for i in range(4)]) == [0, 1, 4, 9]  # workers running
     pids = [os.getpid(), *cluster.descendants(os.getpid())]
     sockets = cluster.tcp_sockets(pids)
     listening = [s for s in sockets if s.state == "listen"]
     talking = [s for s in sockets if s.state == "established"]
-    assert len(listening) >= 3 and len(talking) >= 3, sockets   # GCS, raylet, workers seen
+    assert len(listening) >= 3 and len(talking) >= 3, sockets  # GCS, raylet, workers seen
     assert {s.pid for s in sockets} - {os.getpid()}, "no Ray process found"
     assert cluster.exposed_sockets() == []
     assert all(cluster.is_loopback(s.local[0]) for s in listening)
@@ -53,17 +53,20 @@ def test_local_cluster_listens_and_talks_on_loopback_only(local_ray):
 
 
 def test_socket_check_sees_what_is_exposed():
-    with socket.socket() as server:                    # a real listener, on loopback
+    with socket.socket() as server:  # a real listener, on loopback
         server.bind(("127.0.0.1", 0))
         server.listen()
         port = server.getsockname()[1]
         mine = [s for s in cluster.tcp_sockets([os.getpid()]) if s.local[1] == port]
         assert [(s.state, s.local) for s in mine] == [("listen", ("127.0.0.1", port))]
         assert not cluster.exposed(mine[0])
+
     def listen(host: str) -> cluster.Socket:
         return cluster.Socket(1, "listen", (host, 6379), ("0.0.0.0", 0))
+
     def talk(local: str, remote: str) -> cluster.Socket:
         return cluster.Socket(1, "established", (local, 40000), (remote, 6379))
+
     for host in ("0.0.0.0", "::", "192.0.2.2", "::ffff:192.0.2.2"):
         assert cluster.exposed(listen(host)), host
     for host in ("127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"):
@@ -74,12 +77,17 @@ def test_socket_check_sees_what_is_exposed():
     # /proc/net/tcp{,6} spell hosts in host byte order
     assert cluster._decode_address("0100007F:18EB", v6=False) == ("127.0.0.1", 6379)
     assert cluster._decode_address("0000000000000000FFFF00000100007F:18EB", v6=True) == (
-        "::ffff:127.0.0.1", 6379)
+        "::ffff:127.0.0.1",
+        6379,
+    )
 
 
 def fixture_spec(name: str, *args: str) -> EngineSpec:
-    return EngineSpec([sys.executable, os.path.join(FIXTURES, "random_engine.py"), *args], name,
-                      tc=TimeControl(byoyomi_ms=1000))
+    return EngineSpec(
+        [sys.executable, os.path.join(FIXTURES, "random_engine.py"), *args],
+        name,
+        tc=TimeControl(byoyomi_ms=1000),
+    )
 
 
 def _config(engines, out_dir, **kw) -> MatchConfig:
@@ -92,8 +100,10 @@ def _config(engines, out_dir, **kw) -> MatchConfig:
 
 
 def _games(summary: dict) -> list[tuple]:
-    return [(r["index"], r["pair"], r["black"], r["white"], r["result"], r["reason"], r["plies"],
-             r["opening"]) for r in summary["results"]]
+    return [
+        (r["index"], r["pair"], r["black"], r["white"], r["result"], r["reason"], r["plies"], r["opening"])
+        for r in summary["results"]
+    ]
 
 
 def _moves(out_dir: str, summary: dict) -> dict[int, list[str]]:
@@ -101,8 +111,11 @@ def _moves(out_dir: str, summary: dict) -> dict[int, list[str]]:
     moves = {}
     for r in summary["results"]:
         with open(os.path.join(out_dir, r["record"] + ".csa"), encoding="utf-8") as f:
-            moves[r["index"]] = [line.split(",")[0] for line in f
-                                 if line[:1] in "+-" and len(line.strip()) > 1 and line[1:2].isdigit()]
+            moves[r["index"]] = [
+                line.split(",")[0]
+                for line in f
+                if line[:1] in "+-" and len(line.strip()) > 1 and line[1:2].isdigit()
+            ]
     return moves
 
 
@@ -113,19 +126,26 @@ def _statistics(summary: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def warm_engine_cache():
-    run = subprocess.run([sys.executable, "-m", "usi_engine", "--warmup"], cwd=REPO,
-                         capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "--warmup"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
 def test_ray_match_equals_local_match(tmp_path, local_ray, warm_engine_cache):
-    engines = [EngineSpec([sys.executable, "-m", "usi_engine"], name, cwd=REPO,
-                          tc=TimeControl(nodes=nodes)) for name, nodes in (("n300", 300), ("n150", 150))]
+    engines = [
+        EngineSpec([sys.executable, "-m", "usi_engine"], name, cwd=REPO, tc=TimeControl(nodes=nodes))
+        for name, nodes in (("n300", 300), ("n150", 150))
+    ]
     openings = random_openings(2, 8, seed=11)
     local = _config(engines, tmp_path / "local", openings=openings)
     remote = _config(engines, tmp_path / "ray", openings=openings, ray_address="auto")
     local_result = run_match(local)
-    ray_result = run_match(remote)      # ray is already initialized: joins that cluster
+    ray_result = run_match(remote)  # ray is already initialized: joins that cluster
     assert len(local_result.games) == len(ray_result.games) == 4
     summaries = [json.load(open(os.path.join(c.out_dir, "summary.json"))) for c in (local, remote)]
     assert _games(summaries[0]) == _games(summaries[1])
@@ -133,7 +153,7 @@ def test_ray_match_equals_local_match(tmp_path, local_ray, warm_engine_cache):
     assert summaries[0]["points"] == summaries[1]["points"]
     assert _moves(local.out_dir, summaries[0]) == _moves(remote.out_dir, summaries[1])
     assert all(len(m) > 8 for m in _moves(remote.out_dir, summaries[1]).values())
-    for name in ("n300", "n150"):   # the workers' USI logs came back to --out
+    for name in ("n300", "n150"):  # the workers' USI logs came back to --out
         log = open(os.path.join(remote.out_dir, "logs", f"{name}.log")).read()
         assert log.count("< bestmove") == log.count("> go ") > 0
         assert " r1#1 " in log and " r2#1 " in log
@@ -141,8 +161,7 @@ def test_ray_match_equals_local_match(tmp_path, local_ray, warm_engine_cache):
 
 def test_dead_worker_game_is_rescheduled_and_counted_once(tmp_path, local_ray):
     once = tmp_path / "killed"
-    engines = [fixture_spec("Killer", "--kill-parent-at", "3", "--once-file", str(once)),
-               fixture_spec("B")]
+    engines = [fixture_spec("Killer", "--kill-parent-at", "3", "--once-file", str(once)), fixture_spec("B")]
     match = RayMatch(_config(engines, tmp_path / "out", games=6))
     result = match.run()
     assert once.exists() and match.rescheduled == 1
@@ -156,8 +175,7 @@ def test_dead_worker_game_is_rescheduled_and_counted_once(tmp_path, local_ray):
 def test_sprt_stops_dispatch_on_ray(tmp_path, local_ray):
     engines = [fixture_spec("Good"), fixture_spec("Crasher")]
     engines[1].cmd = [sys.executable, os.path.join(FIXTURES, "crash_engine.py")]
-    result = run_match(_config(engines, tmp_path / "out", games=40, sprt=Sprt(0, 200),
-                               ray_address="auto"))
+    result = run_match(_config(engines, tmp_path / "out", games=40, sprt=Sprt(0, 200), ray_address="auto"))
     assert result.sprt_result == "H1" and 16 <= len(result.games) < 40
     summary = json.load(open(tmp_path / "out" / "summary.json"))
     assert summary["sprt"]["result"] == "H1" and summary["games"] == len(result.games)
@@ -165,22 +183,48 @@ def test_sprt_stops_dispatch_on_ray(tmp_path, local_ray):
 
 
 def test_ray_is_not_imported_without_ray(tmp_path):
-    code = ("import sys; from usi_engine.match import cli; "
-            f"rc = cli.main(['--engine', 'cmd={sys.executable} {FIXTURES}/random_engine.py', "
-            f"'--engine', 'cmd={sys.executable} {FIXTURES}/random_engine.py', '--games', '2', "
-            f"'--max-moves', '10', '--quiet', '--out', '{tmp_path}/out']); "
-            "assert 'ray' not in sys.modules, 'ray imported'; sys.exit(rc)")
-    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "PYTHONPATH": REPO})
+    code = (
+        "import sys; from usi_engine.match import cli; "
+        f"rc = cli.main(['--engine', 'cmd={sys.executable} {FIXTURES}/random_engine.py', "
+        f"'--engine', 'cmd={sys.executable} {FIXTURES}/random_engine.py', '--games', '2', "
+        f"'--max-moves', '10', '--quiet', '--out', '{tmp_path}/out']); "
+        "assert 'ray' not in sys.modules, 'ray imported'; sys.exit(rc)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert json.load(open(tmp_path / "out" / "summary.json"))["games"] == 2
 
 
 def test_cli_ray_flag(tmp_path, local_ray, capsys):
     from usi_engine.match import cli
+
     engine = f"cmd={sys.executable} {FIXTURES}/random_engine.py"
-    rc = cli.main(["--engine", engine, "name=a", "--engine", engine, "name=b", "--games", "2",
-                   "--max-moves", "10", "--quiet", "--ray", "auto", "--out", str(tmp_path / "out")])
+    rc = cli.main(
+        [
+            "--engine",
+            engine,
+            "name=a",
+            "--engine",
+            engine,
+            "name=b",
+            "--games",
+            "2",
+            "--max-moves",
+            "10",
+            "--quiet",
+            "--ray",
+            "auto",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     assert "concurrency cluster CPUs, on Ray at auto" in printed and "Finished 2 of 2 games" in printed
@@ -190,11 +234,39 @@ def test_cli_ray_flag(tmp_path, local_ray, capsys):
 def test_spsa_pairs_on_ray(tmp_path, local_ray, capsys):
     from usi_engine.match import tunecli
     from usi_engine.match.spsa import Spsa
-    rc = tunecli.main(["--engine", f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
-                       "--param", "Alpha", "20", "0", "100", "8", "0.15",
-                       "--param", "Beta", "80", "0", "100", "8", "0.15", "--pairs", "30",
-                       "--byoyomi", "2000", "--seed", "4", "--quiet", "--no-plot", "--ray", "auto",
-                       "--out", str(tmp_path / "tune")])
+
+    rc = tunecli.main(
+        [
+            "--engine",
+            f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
+            "--param",
+            "Alpha",
+            "20",
+            "0",
+            "100",
+            "8",
+            "0.15",
+            "--param",
+            "Beta",
+            "80",
+            "0",
+            "100",
+            "8",
+            "0.15",
+            "--pairs",
+            "30",
+            "--byoyomi",
+            "2000",
+            "--seed",
+            "4",
+            "--quiet",
+            "--no-plot",
+            "--ray",
+            "auto",
+            "--out",
+            str(tmp_path / "tune"),
+        ]
+    )
     assert rc == 0
     assert "pairs Ray at auto" in capsys.readouterr().out
     spsa = Spsa.load(str(tmp_path / "tune" / "spsa.json"))
@@ -220,14 +292,29 @@ def _env(home: str, **extra: str) -> dict[str, str]:
 def token_head():
     """A head node on loopback that requires a token, as `ray start` makes one; yields
     (address, token) and stops every process it started."""
-    work = tempfile.mkdtemp(prefix="rayhead")      # short: Ray's socket paths live here
+    work = tempfile.mkdtemp(prefix="rayhead")  # short: Ray's socket paths live here
     token, port = secrets.token_hex(32), _free_port()
     head = subprocess.Popen(
-        [os.path.join(os.path.dirname(sys.executable), "ray"), "start", "--head",
-         "--port", str(port), "--node-ip-address", "127.0.0.1", "--num-cpus", "2",
-         "--include-dashboard=false", "--temp-dir", os.path.join(work, "t"), "--block"],
+        [
+            os.path.join(os.path.dirname(sys.executable), "ray"),
+            "start",
+            "--head",
+            "--port",
+            str(port),
+            "--node-ip-address",
+            "127.0.0.1",
+            "--num-cpus",
+            "2",
+            "--include-dashboard=false",
+            "--temp-dir",
+            os.path.join(work, "t"),
+            "--block",
+        ],
         env=_env(work, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -245,7 +332,7 @@ def token_head():
         try:
             head.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            pass                    # Ray's own shutdown waits for its workers: no need
+            pass  # Ray's own shutdown waits for its workers: no need
         for pid in processes:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -257,10 +344,33 @@ def token_head():
 def _match_on(address: str, out: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     engine = f"cmd={sys.executable} {FIXTURES}/random_engine.py"
     return subprocess.run(
-        [sys.executable, os.path.join(REPO, "scripts", "match.py"), "--engine", engine, "name=a",
-         "--engine", engine, "name=b", "--games", "2", "--max-moves", "10", "--quiet",
-         "--ready-timeout", "120", "--ray", address, "--out", out],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+        [
+            sys.executable,
+            os.path.join(REPO, "scripts", "match.py"),
+            "--engine",
+            engine,
+            "name=a",
+            "--engine",
+            engine,
+            "name=b",
+            "--games",
+            "2",
+            "--max-moves",
+            "10",
+            "--quiet",
+            "--ready-timeout",
+            "120",
+            "--ray",
+            address,
+            "--out",
+            out,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_cluster_by_address_needs_its_token(tmp_path, token_head):
@@ -273,11 +383,13 @@ def test_cluster_by_address_needs_its_token(tmp_path, token_head):
     refused = _match_on(address, str(tmp_path / "without"), _env(home))
     assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
     message = [line for line in refused.stderr.splitlines() if line.startswith("match: ")]
-    assert message == [f"match: could not join the Ray cluster at {address}: it asks for an "
-                       "authentication token and this machine has none ($RAY_AUTH_TOKEN, "
-                       "$RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token). On the head node run `ray "
-                       "get-auth-token` and here `export RAY_AUTH_TOKEN=<that token>` (see "
-                       "docs/scaling.md#authentication-tokens)"]
+    assert message == [
+        f"match: could not join the Ray cluster at {address}: it asks for an "
+        "authentication token and this machine has none ($RAY_AUTH_TOKEN, "
+        "$RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token). On the head node run `ray "
+        "get-auth-token` and here `export RAY_AUTH_TOKEN=<that token>` (see "
+        "docs/scaling.md#authentication-tokens)"
+    ]
     assert not os.path.exists(tmp_path / "without" / "summary.json")
 
 

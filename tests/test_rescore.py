@@ -1,5 +1,6 @@
 """Rescoring PackedSfenValue records with another USI engine: what is kept, what is dropped,
 the sample, resuming, and a real engine through USI."""
+
 import random
 import sys
 
@@ -10,10 +11,17 @@ import pytest
 from usi_engine.position import Position
 from usi_engine.training.data import psv
 from usi_engine.training.data.labeler import Line
-from usi_engine.training.data.rescore import (RescoreConfig, compare, format_comparison,
-                                         output_path, rescore_file, run, sample)
+from usi_engine.training.data.rescore import (
+    RescoreConfig,
+    compare,
+    format_comparison,
+    output_path,
+    rescore_file,
+    run,
+    sample,
+)
 
-SENTINEL = 12345          # the input's score: no teacher says exactly this
+SENTINEL = 12345  # the input's score: no teacher says exactly this
 
 
 def quiet_records(count, seed):
@@ -30,8 +38,11 @@ def quiet_records(count, seed):
         moves = list(board.legal_moves)
         if moves and not board.is_check():
             result = rng.choice((psv.WIN, psv.DRAW, psv.LOSS))
-            out.append(psv.make_record(board.sfen(), SENTINEL, cshogi.move_to_usi(moves[0]),
-                                       board.move_number, result))
+            out.append(
+                psv.make_record(
+                    board.sfen(), SENTINEL, cshogi.move_to_usi(moves[0]), board.move_number, result
+                )
+            )
     return np.array(out, psv.PSV_DTYPE)
 
 
@@ -100,20 +111,19 @@ def test_mates_big_scores_captures_and_silence_are_dropped(one_file, tmp_path):
     def answer(sfen):
         k = sfens.index(sfen)
         if k == 0:
-            return [Line(first_quiet_move(sfen), None, 5)]           # a mate
+            return [Line(first_quiet_move(sfen), None, 5)]  # a mate
         if k == 1:
-            return [Line(first_quiet_move(sfen), 3001, None)]        # beyond the limit
+            return [Line(first_quiet_move(sfen), 3001, None)]  # beyond the limit
         if k == 2:
-            return []                                                # no move
+            return []  # no move
         if sfen == with_capture[-1]:
-            return [Line(first_capture(sfen), 10, None)]             # a capture
+            return [Line(first_capture(sfen), 10, None)]  # a capture
         return [Line(first_quiet_move(sfen), -20, None)]
 
     cfg = RescoreConfig((path,), str(tmp_path / "out"), teacher="scripted", eval_limit=3000)
     (tmp_path / "out").mkdir()
     stats = rescore_file(cfg, 0, ScriptedTeacher(answer))
-    assert stats["reasons"] == {"mate": 1, "beyond eval limit": 1, "no move": 1, "capture": 1,
-                                "kept": 26}
+    assert stats["reasons"] == {"mate": 1, "beyond eval limit": 1, "no move": 1, "capture": 1, "kept": 26}
     kept = {psv.record_sfen(r) for r in psv.read_records(output_path(cfg, 0))}
     assert kept == set(sfens[3:]) - {with_capture[-1]}
 
@@ -138,7 +148,7 @@ def test_compare_fits_both_scales_to_the_game_results(tmp_path):
     assert c["positions"] == len(teacher.asked)
     assert c["correlation"] == pytest.approx(1.0)
     assert c["median_abs"][1] == pytest.approx(2 * c["median_abs"][0], abs=1)
-    assert 100 < c["result_scale"][0] < 1000                       # an inner fit, not a grid end
+    assert 100 < c["result_scale"][0] < 1000  # an inner fit, not a grid end
     assert c["factor"] == pytest.approx(0.5, rel=0.03)
     assert c["result_loss"][0] == pytest.approx(c["result_loss"][1], abs=1e-3)
     assert f"--score-factor {c['factor']:.2f} puts the teacher's centipawns in ours" in format_comparison(c)
@@ -155,7 +165,7 @@ def test_sample_is_seeded_and_about_one_in_every():
     assert np.array_equal(a["score"], b["score"])
     assert not np.array_equal(a["score"], c["score"])
     assert 150 < len(a) < 250
-    assert list(a["score"]) == sorted(a["score"])                 # file order kept
+    assert list(a["score"]) == sorted(a["score"])  # file order kept
     assert len(sample(records, 1, random.Random(0))) == 2000
 
 
@@ -167,8 +177,16 @@ def test_a_real_engine_rescores_through_usi_and_a_rerun_keeps_the_files(tmp_path
         path.parent.mkdir(exist_ok=True)
         psv.write_records(str(path), quiet_records(8, seed=10 + i))
         inputs.append(str(path))
-    cfg = RescoreConfig(tuple(inputs), str(tmp_path / "out"), f"{sys.executable} -m usi_engine",
-                        "depth 3", (("USI_Hash", "16"),), every=2, seed=3, workers=2)
+    cfg = RescoreConfig(
+        tuple(inputs),
+        str(tmp_path / "out"),
+        f"{sys.executable} -m usi_engine",
+        "depth 3",
+        (("USI_Hash", "16"),),
+        every=2,
+        seed=3,
+        workers=2,
+    )
     summary = run(cfg, log=lambda text: None, show_progress=False)
     assert summary["files"] == 2 and 0 < summary["kept"] <= summary["asked"] < 16
     written = []
@@ -194,9 +212,11 @@ def test_every_below_one_is_refused(one_file, tmp_path):
 
 def test_cli_refuses_a_bad_teacher_option(tmp_path, capsys):
     from usi_engine.commands import rescore as cli
+
     with pytest.raises(SystemExit):
-        cli.main([str(tmp_path), "--out", str(tmp_path / "o"), "--teacher", "x",
-                  "--teacher-option", "Thread"])
+        cli.main(
+            [str(tmp_path), "--out", str(tmp_path / "o"), "--teacher", "x", "--teacher-option", "Thread"]
+        )
     assert "--teacher-option needs NAME=VALUE, got 'Thread'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main([str(tmp_path), "--out", str(tmp_path / "o")])

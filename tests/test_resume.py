@@ -5,6 +5,7 @@ is byte for byte the one of a run never stopped (same seed).
 Each job is a real, tiny run of its script: gensfen (self-play shards), rescore (our own
 engine as the teacher) and train_nnue (K+P on the fixture shards).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,12 +60,22 @@ def stamps(folder: Path, pattern: str) -> dict[str, tuple[int, int]]:
 # --- gensfen --------------------------------------------------------------------------------
 def test_gensfen_killed_resumes_to_the_same_shards(tmp_path):
     shard_bytes = 20 * 40
-    args = ["--positions", 120, "--shard-size", 20, "--depth", 2, "--workers", 1, "--seed", 5,
-            "--no-progress"]
+    args = [
+        "--positions",
+        120,
+        "--shard-size",
+        20,
+        "--depth",
+        2,
+        "--workers",
+        1,
+        "--seed",
+        5,
+        "--no-progress",
+    ]
     whole, broken = tmp_path / "whole", tmp_path / "broken"
     run_whole(script("gensfen.py", "--out", whole, *args))
-    kill_when(script("gensfen.py", "--out", broken, *args),
-              lambda: (broken / "shard_00001.bin").exists())
+    kill_when(script("gensfen.py", "--out", broken, *args), lambda: (broken / "shard_00001.bin").exists())
     left = files_of(broken, "shard_*.bin")
     assert 2 <= len(left) < 6, sorted(left)
     assert all(len(b) == shard_bytes for b in left.values()), "a torn shard"
@@ -73,24 +84,39 @@ def test_gensfen_killed_resumes_to_the_same_shards(tmp_path):
     kept = stamps(broken, "shard_*.bin")
     out = run_whole(script("gensfen.py", "--out", broken, *args))
     assert f"this run: {6 - len(left)} shards" in out
-    assert {k: v for k, v in stamps(broken, "shard_*.bin").items() if k in kept} == kept, \
+    assert {k: v for k, v in stamps(broken, "shard_*.bin").items() if k in kept} == kept, (
         "a finished shard was written again"
+    )
     assert files_of(broken, "shard_*.bin") == files_of(whole, "shard_*.bin")
     assert not list(broken.glob("*.tmp*"))
 
 
 # --- rescore --------------------------------------------------------------------------------
 def test_rescore_killed_resumes_to_the_same_files(tmp_path):
-    args = [DATA, "--every", 8, "--teacher", f"{sys.executable} -m usi_engine", "--teacher-go", "depth 2",
-            "--teacher-option", "Threads=1", "--workers", 1, "--no-progress"]
+    args = [
+        DATA,
+        "--every",
+        8,
+        "--teacher",
+        f"{sys.executable} -m usi_engine",
+        "--teacher-go",
+        "depth 2",
+        "--teacher-option",
+        "Threads=1",
+        "--workers",
+        1,
+        "--no-progress",
+    ]
     whole, broken = tmp_path / "whole", tmp_path / "broken"
-    asked = int(re.search(r"\((\d+) asked this run", run_whole(script("rescore.py", *args, "--out", whole)))[1])
+    asked = int(
+        re.search(r"\((\d+) asked this run", run_whole(script("rescore.py", *args, "--out", whole)))[1]
+    )
     kill_when(script("rescore.py", *args, "--out", broken), lambda: (broken / "rescore_00000.bin").exists())
     left = files_of(broken, "rescore_*.bin")
     assert 1 <= len(left) < 3
     kept = stamps(broken, "rescore_*.bin")
     out = run_whole(script("rescore.py", *args, "--out", broken))
-    assert 0 < int(re.search(r"\((\d+) asked this run", out)[1]) < asked     # the rest only
+    assert 0 < int(re.search(r"\((\d+) asked this run", out)[1]) < asked  # the rest only
     assert {k: v for k, v in stamps(broken, "rescore_*.bin").items() if k in kept} == kept
     assert files_of(broken, "rescore_*.bin") == files_of(whole, "rescore_*.bin")
     assert not list(broken.glob("*.tmp*"))
@@ -100,40 +126,74 @@ def test_rescore_killed_resumes_to_the_same_files(tmp_path):
 def checkpoint_epoch(path: Path) -> int:
     try:
         return int(torch.load(path, weights_only=False)["epoch"])
-    except Exception:           # not there yet (the rename is atomic: never half a file)
+    except Exception:  # not there yet (the rename is atomic: never half a file)
         return 0
 
 
 def test_training_killed_resumes_to_the_same_network(tmp_path):
-    args = [DATA, "--epochs", 8, "--batch-size", 64, "--seed", 3, "--threads", 1, "--device", "cpu",
-            "--no-progress"]
+    args = [
+        DATA,
+        "--epochs",
+        8,
+        "--batch-size",
+        64,
+        "--seed",
+        3,
+        "--threads",
+        1,
+        "--device",
+        "cpu",
+        "--no-progress",
+    ]
     whole, broken = tmp_path / "whole", tmp_path / "broken"
     run_whole(script("train_nnue.py", *args, "--out", whole))
-    kill_when(script("train_nnue.py", *args, "--out", broken), lambda: checkpoint_epoch(broken / "checkpoint.pt") >= 2)
+    kill_when(
+        script("train_nnue.py", *args, "--out", broken),
+        lambda: checkpoint_epoch(broken / "checkpoint.pt") >= 2,
+    )
     done = checkpoint_epoch(broken / "checkpoint.pt")
     assert 2 <= done < 8
-    assert not (broken / "history.json").exists()            # the run had not finished
+    assert not (broken / "history.json").exists()  # the run had not finished
     out = run_whole(script("train_nnue.py", *args, "--out", broken))
     assert "wrote" in out
     assert (broken / "nn.bin").read_bytes() == (whole / "nn.bin").read_bytes()
     assert (broken / "best" / "nn.bin").read_bytes() == (whole / "best" / "nn.bin").read_bytes()
-    losses = [[(h["epoch"], h["train_loss"], h["val_loss"]) for h in json.loads((f / "history.json").read_text())["history"]]
-              for f in (whole, broken)]
+    losses = [
+        [
+            (h["epoch"], h["train_loss"], h["val_loss"])
+            for h in json.loads((f / "history.json").read_text())["history"]
+        ]
+        for f in (whole, broken)
+    ]
     assert losses[0] == losses[1] and len(losses[0]) == 9
     assert not list(broken.rglob("*.tmp*"))
 
 
 def test_training_refuses_a_checkpoint_of_other_settings(tmp_path, capsys):
     from usi_engine.commands import train as train_nnue
-    args = [str(DATA), "--epochs", "1", "--batch-size", "64", "--threads", "1", "--device", "cpu",
-            "--no-progress", "--out", str(tmp_path)]
+
+    args = [
+        str(DATA),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "64",
+        "--threads",
+        "1",
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+    ]
     assert train_nnue.main(args) == 0
     before = (tmp_path / "checkpoint.pt").read_bytes()
     capsys.readouterr()
     assert train_nnue.main(args + ["--lr", "0.01"]) == 2
     assert capsys.readouterr().err.strip() == (
         f"train_nnue: {tmp_path / 'checkpoint.pt'} is from a run with other settings (lr): use "
-        f"another --out, --resume it explicitly, or --fresh to start over")
+        f"another --out, --resume it explicitly, or --fresh to start over"
+    )
     assert (tmp_path / "checkpoint.pt").read_bytes() == before
     assert train_nnue.main(args + ["--lr", "0.01", "--fresh"]) == 0
     assert (tmp_path / "checkpoint.pt").read_bytes() != before

@@ -1,4 +1,5 @@
 """scripts/score_gap.py on small match folders in the match runner's CSA form."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,23 +26,41 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_collapse_and_disagreement_are_counted_from_our_side(tmp_path):
     # we are black: +200, +1500 (they say -50 for themselves: +50 from our side), +1200
     # (they say +100: -100 for us), then -400 on our next move
-    write_game(tmp_path, "0001.csa", "eng", "opp", [
-        ("+7776FU", "score cp 200 depth 10 pv 7g7f"), ("-3334FU", "score cp -30 depth 9 pv 3c3d"),
-        ("+2726FU", "score cp 1500 depth 12 pv 2g2f"), ("-8384FU", "score cp -50 depth 9 pv 8c8d"),
-        ("+2625FU", "score cp 1200 depth 14 pv 2f2e"), ("-8485FU", "score cp 100 depth 9 pv 8d8e"),
-        ("+6978KI", "score cp -400 depth 16 pv 6i7h"), ("-4132KI", "score mate 5 depth 9 pv 4a3b"),
-    ])
+    write_game(
+        tmp_path,
+        "0001.csa",
+        "eng",
+        "opp",
+        [
+            ("+7776FU", "score cp 200 depth 10 pv 7g7f"),
+            ("-3334FU", "score cp -30 depth 9 pv 3c3d"),
+            ("+2726FU", "score cp 1500 depth 12 pv 2g2f"),
+            ("-8384FU", "score cp -50 depth 9 pv 8c8d"),
+            ("+2625FU", "score cp 1200 depth 14 pv 2f2e"),
+            ("-8485FU", "score cp 100 depth 9 pv 8d8e"),
+            ("+6978KI", "score cp -400 depth 16 pv 6i7h"),
+            ("-4132KI", "score mate 5 depth 9 pv 4a3b"),
+        ],
+    )
     # we are white here and never ahead: no collapse, no high score
-    write_game(tmp_path, "0002.csa", "opp", "eng", [
-        ("+7776FU", "score cp 90 depth 9 pv 7g7f"), ("-3334FU", "score cp -20 depth 10 pv 3c3d"),
-    ])
+    write_game(
+        tmp_path,
+        "0002.csa",
+        "opp",
+        "eng",
+        [
+            ("+7776FU", "score cp 90 depth 9 pv 7g7f"),
+            ("-3334FU", "score cp -20 depth 10 pv 3c3d"),
+        ],
+    )
     r = run(tmp_path, "--engine", "eng")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == f"2 games of eng in {tmp_path}"
     # depths 10, 12, 14, 16 here and 10 in the second game
-    assert lines[1] == ("collapses: 1 games went from >= +150 to <= -300, a median of 1 own moves "
-                        "apart (median depth 12)")
+    assert lines[1] == (
+        "collapses: 1 games went from >= +150 to <= -300, a median of 1 own moves apart (median depth 12)"
+    )
     assert lines[2].startswith("disagreement: 2 moves in 1 games at >= +1000 (ours: median +1350)")
     assert "median -25" in lines[2]
 

@@ -1,5 +1,6 @@
 """The search: mates, tactics, legality, sennichite and perpetual check, history and TT
 mechanics, determinism, limits.  One warmed Searcher is shared by the module."""
+
 import random
 import threading
 import time
@@ -41,6 +42,7 @@ def from_history(sfen, moves):
 
 # --- mates and tactics ---------------------------------------------------------------------
 
+
 def test_mate_in_1(searcher):
     r = think(searcher, Position("4k4/9/4P4/9/9/9/9/9/9 b G 1"), depth=3)
     assert r.best == "G*5b"
@@ -48,7 +50,7 @@ def test_mate_in_1(searcher):
 
 
 def test_mate_in_3(searcher):
-    sfen = "7kl/9/6P1p/9/9/9/9/9/9 b GS 1"      # no mate in 1; cshogi: mate in 3
+    sfen = "7kl/9/6P1p/9/9/9/9/9/9 b GS 1"  # no mate in 1; cshogi: mate in 3
     r = think(searcher, Position(sfen), depth=5)
     assert r.info.score_mate == 3
     board = shogi.Board(sfen)
@@ -97,21 +99,21 @@ def test_never_returns_an_illegal_move(searcher):
         board = shogi.Board(sfen)
         legal = {m.usi() for m in board.legal_moves}
         assert r.best in legal, sfen
-        for m in r.info.pv:                       # the whole PV is playable
+        for m in r.info.pv:  # the whole PV is playable
             assert shogi.Move.from_usi(m) in board.legal_moves, (sfen, r.info.pv)
             board.push_usi(m)
 
 
 # --- sennichite and perpetual check ------------------------------------------------------
 
-LOST = "3gk4/1b5r1/9/9/9/9/P8/9/K8 b - 1"             # black has a king and a pawn
+LOST = "3gk4/1b5r1/9/9/9/9/P8/9/K8 b - 1"  # black has a king and a pawn
 SHUFFLE = ["9i9h", "5a4a", "9h9i", "4a5a"]
 
 
 def test_repeats_to_escape_a_lost_position(searcher):
-    pos = from_history(LOST, SHUFFLE)                   # the start position, a second time
+    pos = from_history(LOST, SHUFFLE)  # the start position, a second time
     r = think(searcher, pos, depth=5)
-    assert r.best == "9i9h"                              # the only move back into the cycle
+    assert r.best == "9i9h"  # the only move back into the cycle
     assert r.info.score_cp == 0 and r.info.score_mate is None
 
 
@@ -125,7 +127,7 @@ def test_draw_value_moves_the_repetition_score(searcher):
     assert r.best == "9i9h" and r.info.score_cp == -50
 
 
-CHECKER = "8k/R8/7pp/9/9/9/9/9/4KG3 b - 1"             # black rook checks along ranks a and b
+CHECKER = "8k/R8/7pp/9/9/9/9/9/4KG3 b - 1"  # black rook checks along ranks a and b
 CHECK_CYCLE = ["9b9a", "1a1b", "9a9b", "1b1a"]
 
 
@@ -142,8 +144,15 @@ def test_checker_avoids_completing_perpetual_check(searcher):
     # searched on its own, the move that completes the perpetual is a loss for the checker,
     # decided by the repetition (in cp, the mirror of the defender's win below), not a draw
     searcher.new_game()
-    alone = searcher.think(pos, depth=5, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
-                           on_iteration=lambda info: None, searchmoves=["9b9a"])
+    alone = searcher.think(
+        pos,
+        depth=5,
+        nodes=None,
+        multipv=1,
+        stop=np.zeros(1, np.int32),
+        on_iteration=lambda info: None,
+        searchmoves=["9b9a"],
+    )
     assert alone.best == "9b9a" and alone.info.score_mate is None
     assert alone.info.score_cp <= -(cs.VALUE_PERPETUAL - MAX_PLY)
 
@@ -161,6 +170,7 @@ def test_defender_uses_perpetual_check_to_win(searcher):
 
 # --- a tree that tells the truth -----------------------------------------------------------
 
+
 def test_root_fail_low_is_stored_as_an_upper_bound():
     sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
     arrays, ctx = tree(sfen)
@@ -168,14 +178,14 @@ def test_root_fail_low_is_stored_as_an_upper_bound():
     assert v <= 5000
     hit, _m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_UPPER
-    assert ev == evaluate(arrays) != 0          # the root's real static eval, not 0
+    assert ev == evaluate(arrays) != 0  # the root's real static eval, not 0
 
 
 def test_mate_in_1_store_keeps_no_fake_eval():
     arrays, ctx = tree("4k4/9/4P4/9/9/9/9/9/4K4 b GN 1", MATE1=1)
-    ctx.stack_pt[0] = 0                          # as if a real move led here
+    ctx.stack_pt[0] = 0  # as if a real move led here
     v = cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
-    assert v == ctt.VALUE_MATE - 2               # mate in 1 from ply 1
+    assert v == ctt.VALUE_MATE - 2  # mate in 1 from ply 1
     hit, m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
@@ -200,9 +210,9 @@ KINGS = "8k/9/9/9/9/9/9/9/K8 b - 1"
 
 
 def test_repetition_across_a_null_move_is_not_a_draw():
-    draw = 777                                   # an unmistakable draw value
+    draw = 777  # an unmistakable draw value
     arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
-    cycle = ["9i9h", "1a1b", "9h9i", "1b1a"]     # a real repetition: a draw
+    cycle = ["9i9h", "1a1b", "9h9i", "1b1a"]  # a real repetition: a draw
     _walk(arrays, ctx, cycle)
     assert cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 4, 0) == draw
     arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
@@ -214,7 +224,7 @@ def test_repetition_across_a_null_move_is_not_a_draw():
 
 
 def test_single_reply_extension_obeys_the_check_extension_switch():
-    sfen = "4k4/9/9/9/9/9/9/7+r1/8K b - 1"        # in check, 1i2h is the only move
+    sfen = "4k4/9/9/9/9/9/9/7+r1/8K b - 1"  # in check, 1i2h is the only move
     after = Position(sfen)
     after.push("1i2h")
 
@@ -226,11 +236,12 @@ def test_single_reply_extension_obeys_the_check_extension_switch():
 
     child_arrays, child_ctx = tree(after)
     cs.qsearch(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1)
-    assert nodes(0) == child_ctx.stats[cs.S_NODES]   # no extension: the reply gets qsearch
-    assert nodes(1) > nodes(0)                       # extended: a full ply more
+    assert nodes(0) == child_ctx.stats[cs.S_NODES]  # no extension: the reply gets qsearch
+    assert nodes(1) > nodes(0)  # extended: a full ply more
 
 
 # --- history tables ------------------------------------------------------------------------
+
 
 def test_bounded_rule_on_hand_computed_examples():
     assert bounded_update(1000, 500, BUTTERFLY_D) == 1000 + 500 - (1000 * 500) // BUTTERFLY_D == 1431
@@ -255,7 +266,7 @@ def test_bounded_rule_stays_within_d(d):
 def test_history_bonus_never_exceeds_the_smallest_bound():
     sp = np.array(defaults(), np.int64)
     assert all(0 < history_bonus(sp, d) <= BUTTERFLY_D for d in range(0, 200))
-    hi = np.array([p.hi for p in PARAMS], np.int64)        # anywhere a tuner may go
+    hi = np.array([p.hi for p in PARAMS], np.int64)  # anywhere a tuner may go
     assert all(0 < history_bonus(hi, d) <= min(BUTTERFLY_D, CONTINUATION_D) for d in range(0, 200))
 
 
@@ -263,7 +274,7 @@ def test_search_params_travel_in_the_context():
     ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
     assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
     sp = defaults()
-    sp[INDEX["LmrDiv"]] = 300                              # a gentler reduction table
+    sp[INDEX["LmrDiv"]] = 300  # a gentler reduction table
     gentle = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32), sp=sp)
     assert (gentle.reductions <= ctx.reductions).all() and (gentle.reductions < ctx.reductions).any()
     assert ctx.reductions[1, 1] == 0 and ctx.reductions[20, 20] > 0
@@ -276,7 +287,7 @@ def test_search_params_change_the_tree():
     arrays, ctx = tree(sfen)
     cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
     sp = defaults()
-    sp[INDEX["LmpDepth"]] = 2                              # far less move-count pruning
+    sp[INDEX["LmpDepth"]] = 2  # far less move-count pruning
     arrays2, ctx2 = tree(sfen)
     cs.set_search_params(ctx2, sp)
     cs.root_search(arrays2, ctx2, -cs.VALUE_INF, cs.VALUE_INF, 6 * cs.ONE_PLY)
@@ -290,7 +301,7 @@ def test_null_move_reduction_grows_with_the_margin_over_beta():
     assert most == 3
     got = [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, div - 1, div, 2 * div, 10 * div)]
     assert got == [base, base, base + 1, base + 2, base + most]
-    sp[INDEX["NullMoveEvalMax"]] = 0                        # the search before it
+    sp[INDEX["NullMoveEvalMax"]] = 0  # the search before it
     assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
 
 
@@ -305,22 +316,22 @@ def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_captu
     base = lmr()
     assert base == ctx.reductions[10, 20] > 1
     assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - 1, base + 1, base - 1, base + 1)
-    assert lmr(improving=False) == lmr(tt_capture=True) == base     # off by default
-    sp[INDEX["LmrNotImproving"]] = 1                        # the settings under test
+    assert lmr(improving=False) == lmr(tt_capture=True) == base  # off by default
+    sp[INDEX["LmrNotImproving"]] = 1  # the settings under test
     sp[INDEX["LmrTtCapture"]] = 1
     cs.set_search_params(ctx, sp)
     assert (lmr(improving=False), lmr(improving=True)) == (base + 1, base)
     assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - 1 == base + 1
-    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0   # never below zero
+    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0  # never below zero
 
 
 def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing():
     """The singular-extension search of a node leaves its TT move out. Where that is the only
     legal move, nothing else can answer it: the node returns alpha (the move is singular),
     not a mate, and neither that search nor anything else goes in the TT."""
-    sfen = "l7k/9/9/9/9/9/9/8r/K8 b - 1"                  # in check: 9i8i is the only move
+    sfen = "l7k/9/9/9/9/9/9/8r/K8 b - 1"  # in check: 9i8i is the only move
     arrays, ctx = tree(sfen)
-    ctx.stack_pt[0] = 0                                     # as if a move led here
+    ctx.stack_pt[0] = 0  # as if a move led here
     key = arrays.keys[arrays.st[cb.ST_PLY]]
     ctx.excluded[1] = Position(sfen).parse_move("9i8i")
     assert cs.search(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0) == -50
@@ -335,7 +346,7 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
     beats beta + ProbCutMargin and ends the node, whose TT entry is then a lower bound from
     ProbCut's depth, with the capture as its move; with it off the node is searched to its
     full depth (less the ply of internal iterative reduction, since it has no TT move)."""
-    sfen = "4k4/9/9/9/4r4/9/9/4R4/4K4 b - 1"              # 5h5e takes an unguarded rook
+    sfen = "4k4/9/9/9/4r4/9/9/4R4/4K4 b - 1"  # 5h5e takes an unguarded rook
     capture = Position(sfen).parse_move("5h5e")
     depth = 6 * cs.ONE_PLY
     found = {}
@@ -344,7 +355,7 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         sp = defaults()
         sp[INDEX["ProbCutDepth"]] = probcut
         cs.set_search_params(ctx, sp)
-        ctx.stack_pt[0] = 0                                 # as if a move led here
+        ctx.stack_pt[0] = 0  # as if a move led here
         key = arrays.keys[arrays.st[cb.ST_PLY]]
         v = cs.search(arrays, ctx, -1, 0, depth, 1, 1)
         hit, move, _m2, _v, _e, tt_depth, bound = ctt.probe(ctx.tt, key)
@@ -352,14 +363,23 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         found[probcut] = (v, tt_depth)
     v, tt_depth = found[5]
     assert tt_depth == depth - (cs.PROBCUT_SHALLOWER - 1) * cs.ONE_PLY
-    assert found[0][1] >= depth - cs.ONE_PLY                # (internal iterative reduction)
+    assert found[0][1] >= depth - cs.ONE_PLY  # (internal iterative reduction)
     assert v >= defaults()[INDEX["ProbCutMargin"]]
 
 
-@pytest.mark.parametrize("name, value", [("NullMoveEvalMax", 0), ("LmrNotImproving", 1),
-                                         ("LmrBadCaptures", 1), ("SingularDepth", 0),
-                                         ("CaptureHistory", 32), ("ProbCutDepth", 5),
-                                         ("SingularNegative", 1), ("LmrTtCapture", 1)])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("NullMoveEvalMax", 0),
+        ("LmrNotImproving", 1),
+        ("LmrBadCaptures", 1),
+        ("SingularDepth", 0),
+        ("CaptureHistory", 32),
+        ("ProbCutDepth", 5),
+        ("SingularNegative", 1),
+        ("LmrTtCapture", 1),
+    ],
+)
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     and SingularDepth set back to the search before their SPRTs) do reach the search, and
@@ -375,7 +395,7 @@ def test_a_setting_under_test_changes_the_tree(searcher, name, value):
         searcher.configure(search_params=defaults())
     changed = result.info.nodes
     assert changed != default
-    pos = Position(sfen)                                    # and the line it finds is legal
+    pos = Position(sfen)  # and the line it finds is legal
     for move in result.info.pv:
         pos.push(move)
     assert think(searcher, Position(sfen), depth=9).info.nodes == default
@@ -400,6 +420,7 @@ def test_capture_history_learns_only_when_it_orders(searcher):
 
 # --- transposition table -------------------------------------------------------------------
 
+
 def test_tt_store_probe_round_trip():
     table = ctt.table_for_entries(1024)
     key = np.uint64(0x1234_5678_9ABC_DEF0)
@@ -414,19 +435,19 @@ def test_tt_keeps_best_and_second_best():
     key = np.uint64(0xABCDEF0123456780)
     ctt.store(table, key, 111, 10, 0, 4, ctt.BOUND_LOWER, 1)
     ctt.store(table, key, 222, 20, 0, 6, ctt.BOUND_LOWER, 1)
-    assert ctt.probe(table, key)[1:3] == (222, 111)      # new best, previous best second
+    assert ctt.probe(table, key)[1:3] == (222, 111)  # new best, previous best second
     ctt.store(table, key, 222, 25, 0, 7, ctt.BOUND_EXACT, 1)
-    assert ctt.probe(table, key)[1:3] == (222, 111)      # same best: no rotation
+    assert ctt.probe(table, key)[1:3] == (222, 111)  # same best: no rotation
     ctt.store(table, key, 0, -5, 0, 8, ctt.BOUND_UPPER, 1)
-    assert ctt.probe(table, key)[1:3] == (222, 111)      # a fail-low keeps both moves
+    assert ctt.probe(table, key)[1:3] == (222, 111)  # a fail-low keeps both moves
     ctt.store(table, key, 111, 30, 0, 9, ctt.BOUND_EXACT, 1)
     assert ctt.probe(table, key)[1:3] == (111, 222)
 
 
 def test_tt_mate_scores_are_adjusted_by_ply():
     mate_in_5_from_root = ctt.VALUE_MATE - 5
-    stored = ctt.value_to_tt(mate_in_5_from_root, 3)    # found 3 plies below the root
-    assert stored == ctt.VALUE_MATE - 2                  # mate in 2 from that node
+    stored = ctt.value_to_tt(mate_in_5_from_root, 3)  # found 3 plies below the root
+    assert stored == ctt.VALUE_MATE - 2  # mate in 2 from that node
     assert ctt.value_from_tt(stored, 7) == ctt.VALUE_MATE - 9
     assert ctt.value_from_tt(ctt.value_to_tt(-ctt.VALUE_MATE + 6, 4), 4) == -ctt.VALUE_MATE + 6
     assert ctt.value_to_tt(250, 9) == 250
@@ -437,9 +458,10 @@ def test_tt_replacement_prefers_deep_and_recent():
     search (generation) since it was written.  In one search the shallowest entry goes,
     wherever it sits; an old deep entry goes before shallower ones of this search, also
     across the wrap of the 8-bit generation."""
+
     def bucket(depths, generations, new_generation):
         """Which of the four stored keys are still there after a fifth is stored."""
-        table = ctt.table_for_entries(ctt.BUCKET)       # a single bucket of four
+        table = ctt.table_for_entries(ctt.BUCKET)  # a single bucket of four
         keys = [np.uint64((i + 1) << 8) for i in range(5)]
         for i, (depth, generation) in enumerate(zip(depths, generations)):
             ctt.store(table, keys[i], i + 1, 0, 0, depth, ctt.BOUND_EXACT, generation)
@@ -465,14 +487,14 @@ def test_hashfull_counts_this_generation(searcher):
 
     def fill(first_bucket, n_buckets, generation):
         for b in range(first_bucket, first_bucket + n_buckets):
-            for j in range(ctt.BUCKET):                  # four keys of bucket b
+            for j in range(ctt.BUCKET):  # four keys of bucket b
                 key = np.uint64((b << 1) | ((j + 1) << 40))
                 ctt.store(table, key, 1, 0, 0, 4, ctt.BOUND_EXACT, generation)
 
-    fill(0, 100, 1)                  # 400 of the first 1000 entries, generation 1
-    fill(300, 100, 1)                # entries 1200-1599: beyond the sample
+    fill(0, 100, 1)  # 400 of the first 1000 entries, generation 1
+    fill(300, 100, 1)  # entries 1200-1599: beyond the sample
     assert (ctt.hashfull(table, 1), ctt.hashfull(table, 2)) == (400, 0)
-    fill(100, 50, 2)                 # 200 more in the sample, generation 2
+    fill(100, 50, 2)  # 200 more in the sample, generation 2
     assert (ctt.hashfull(table, 1), ctt.hashfull(table, 2)) == (400, 200)
     # the search's report: a second search on the same table counts only its own entries
     infos = []
@@ -480,13 +502,15 @@ def test_hashfull_counts_this_generation(searcher):
     first = infos[-1].hashfull
     assert 0 < first <= 1000
     again = []
-    searcher.think(Position(KINGS), depth=1, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
-                   on_iteration=again.append)          # no new_game: the table is kept
-    assert np.count_nonzero(searcher.tt[:1000, 1]) >= first   # the first search's entries stay
+    searcher.think(
+        Position(KINGS), depth=1, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=again.append
+    )  # no new_game: the table is kept
+    assert np.count_nonzero(searcher.tt[:1000, 1]) >= first  # the first search's entries stay
     assert again[-1].hashfull < first // 2
 
 
 # --- determinism, limits, threads ----------------------------------------------------------
+
 
 def test_fixed_depth_search_is_deterministic(searcher):
     sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
@@ -570,7 +594,7 @@ AHEAD = "4k4/9/9/9/9/9/9/9/4K3R b - 91"
 def test_max_game_ply_makes_deep_nodes_draws():
     free, ctx = tree(AHEAD)
     v_free = cs.root_search(free, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY)
-    assert v_free > 500                                   # a rook up, no limit
+    assert v_free > 500  # a rook up, no limit
     # the game ends in a draw after ply 92: every line of 2 plies or more is a draw
     arrays, ctx = tree(AHEAD, MAX_GAME_PLY=92, DRAW_VALUE=0)
     assert cs.root_search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 3 * cs.ONE_PLY) == 0
@@ -599,14 +623,15 @@ def test_search_writes_the_history_tables():
     for name in ("butterfly", "continuation", "counter", "killers"):
         table = getattr(ctx, name)
         assert np.count_nonzero(table) > 0, name
-    assert (ctx.butterfly > 0).any() and (ctx.butterfly < 0).any()   # rewards and penalties
+    assert (ctx.butterfly > 0).any() and (ctx.butterfly < 0).any()  # rewards and penalties
 
 
 # --- what the Searcher is told by the front end ------------------------------------------
 
+
 def test_searcher_passes_max_moves_to_draw_into_the_tree(searcher):
     """Black is a rook up; with MaxMovesToDraw one ply away every line is a draw."""
-    sfen = "4k4/9/9/9/9/9/9/9/R3K4 b - 99"          # game ply 98
+    sfen = "4k4/9/9/9/9/9/9/9/R3K4 b - 99"  # game ply 98
     free = think(searcher, Position(sfen), depth=4)
     assert free.info.score_cp is not None and free.info.score_cp > 500
     try:

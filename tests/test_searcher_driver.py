@@ -53,12 +53,12 @@ def test_consideration_mode_reports_the_stopped_iteration(searcher, multipv):
     _, considered = think(searcher, pos, **kw)
     assert [(i.depth, i.multipv, i.pv) for i in considered] == [(i.depth, i.multipv, i.pv) for i in plain]
     _, considered = think(searcher, pos, consideration=True, **kw)
-    extra = considered[len(plain):]
-    assert [(i.depth, i.pv) for i in considered[:len(plain)]] == [(i.depth, i.pv) for i in plain]
+    extra = considered[len(plain) :]
+    assert [(i.depth, i.pv) for i in considered[: len(plain)]] == [(i.depth, i.pv) for i in plain]
     assert len(extra) == multipv
     assert [i.multipv for i in extra] == list(range(1, multipv + 1))
-    assert extra[0].depth == plain[-1].depth + 1          # the unfinished iteration
-    assert not any(i.last_line for i in extra)             # not a finished iteration
+    assert extra[0].depth == plain[-1].depth + 1  # the unfinished iteration
+    assert not any(i.last_line for i in extra)  # not a finished iteration
     assert all(i.bound is None and i.pv for i in extra)
 
 
@@ -77,19 +77,35 @@ def test_multipv_lines_are_sorted_best_first_with_their_root_moves():
     """Line k is searched among the moves the earlier lines left, in its own window, so it
     can end above an earlier line; the lines, their PVs and the root moves are then put
     best first together, and the next iteration starts from the best move."""
-    moves = np.array([11, 22, 33, 44, 55], np.int32)       # the two last are not lines
+    moves = np.array([11, 22, 33, 44, 55], np.int32)  # the two last are not lines
     root_scores = np.array([10, 40, 25, -5, -9], np.int64)
     ctx = SimpleNamespace(root_moves=moves, root_scores=root_scores)
     scores = [10, 40, 25]
     pvs = [["a"], ["b", "b2"], ["c"]]
-    lines = [IterationInfo(depth=6, seldepth=8, multipv=k + 1, score_cp=s, score_mate=None,
-                           bound=None, nodes=1, time_ms=0, nps=0, hashfull=0, pv=pv)
-             for k, (s, pv) in enumerate(zip(scores, pvs))]
+    lines = [
+        IterationInfo(
+            depth=6,
+            seldepth=8,
+            multipv=k + 1,
+            score_cp=s,
+            score_mate=None,
+            bound=None,
+            nodes=1,
+            time_ms=0,
+            nps=0,
+            hashfull=0,
+            pv=pv,
+        )
+        for k, (s, pv) in enumerate(zip(scores, pvs))
+    ]
     Searcher._sort_lines(ctx, lines, scores, pvs)
     assert scores == [40, 25, 10]
     assert pvs == [["b", "b2"], ["c"], ["a"]]
-    assert [(line.multipv, line.score_cp, line.pv) for line in lines] == [(1, 40, ["b", "b2"]), (2, 25, ["c"]),
-                                                             (3, 10, ["a"])]
+    assert [(line.multipv, line.score_cp, line.pv) for line in lines] == [
+        (1, 40, ["b", "b2"]),
+        (2, 25, ["c"]),
+        (3, 10, ["a"]),
+    ]
     assert moves.tolist() == [22, 33, 11, 44, 55] and root_scores.tolist() == [40, 25, 10, -5, -9]
 
 

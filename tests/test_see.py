@@ -1,5 +1,6 @@
 """Static exchange evaluation on hand-computed positions: captured pieces go to the hand
 (capture value = board value + hand value), promotions on the way, drops, x-rays."""
+
 import numpy as np
 import pytest
 
@@ -32,7 +33,7 @@ def test_see_values(sfen, move, expected, why):
     m = pos.parse_move(move)
     buf = np.zeros(SEE_BUF, np.int64)
     assert see(pos.arrays.board, m, buf) == expected, why
-    assert (pos.arrays.board == before).all()                 # the board is restored
+    assert (pos.arrays.board == before).all()  # the board is restored
 
 
 def test_capture_values_count_the_hand():
@@ -56,6 +57,7 @@ def test_least_valuable_attacker_on_random_positions():
     from usi_engine.core.see import _least_valuable_attacker
     from usi_engine.core.attacks import piece_attacks
     from usi_engine.core.types import color_of, type_of
+
     cshogi = pytest.importorskip("cshogi")
     rng = np.random.default_rng(5)
     pawns = 0
@@ -69,9 +71,11 @@ def test_least_valuable_attacker_on_random_positions():
         b = Position(board.sfen()).arrays.board
         for to in range(81):
             for side in (0, 1):
-                values = [TYPE_VALUE[type_of(int(b[s]))] for s in range(81)
-                          if b[s] != 0 and color_of(int(b[s])) == side
-                          and piece_attacks(b, s, int(b[s]), to)]
+                values = [
+                    TYPE_VALUE[type_of(int(b[s]))]
+                    for s in range(81)
+                    if b[s] != 0 and color_of(int(b[s])) == side and piece_attacks(b, s, int(b[s]), to)
+                ]
                 sq, p = _least_valuable_attacker(b, to, side)
                 if not values:
                     assert sq == -1, (board.sfen(), to, side)

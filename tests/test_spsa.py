@@ -22,7 +22,7 @@ def pair_result(plus, minus, rng: random.Random, draw: float = 0.3) -> int:
     result = 0
     for _ in range(2):
         r = rng.random()
-        if r >= draw:   # a decisive game: won with probability p (draws keep the mean)
+        if r >= draw:  # a decisive game: won with probability p (draws keep the mean)
             result += 1 if rng.random() < p else -1
     return result
 
@@ -36,7 +36,7 @@ def test_schedules_are_fishtests():
     assert spsa.big_a == 100
     # c_k = c_end (N/(k+1))^gamma: c_end at the last iteration
     assert spsa.c_k(0, 999) == pytest.approx(5)
-    assert spsa.c_k(0, 0) == pytest.approx(5 * 1000 ** 0.101)
+    assert spsa.c_k(0, 0) == pytest.approx(5 * 1000**0.101)
     # a_k = r_end c_end^2 ((A+N)/(A+k+1))^alpha: a_end at the last iteration
     assert spsa.a_k(0, 999) == pytest.approx(0.02 * 25)
     assert spsa.a_k(0, 0) == pytest.approx(0.5 * (1100 / 101) ** 0.602)
@@ -77,7 +77,7 @@ def test_converges_on_a_noisy_quadratic(seed, in_flight):
     spsa = Spsa(params(), iterations=4000, seed=seed)
     pending = [spsa.probe() for _ in range(in_flight)]
     while pending:
-        probe = pending.pop(0)          # the oldest pair reports (late, like a worker)
+        probe = pending.pop(0)  # the oldest pair reports (late, like a worker)
         spsa.update(probe, pair_result(probe.plus, probe.minus, rng))
         if spsa.handed_out < spsa.iterations:
             pending.append(spsa.probe())
@@ -90,6 +90,7 @@ def test_converges_on_a_noisy_quadratic(seed, in_flight):
 
 def test_checkpoint_resumes_the_same_run(tmp_path):
     """Stopping after 300 pairs and resuming gives exactly the uninterrupted run."""
+
     def play(spsa: Spsa, until: int, rng: random.Random) -> None:
         while spsa.done < until:
             probe = spsa.probe()

@@ -36,7 +36,7 @@ def ready_and_search(cache_dir) -> tuple[float, float, float]:
         first_go_ms, best, _, _ = go_and_wait(eng, "go btime 0 wtime 0 byoyomi 500", 60)
         assert_legal("startpos moves 7g7f", best)
         eng.send("position sfen " + MATE_IN_ONE)
-        eng.send("go mate 5000")        # waits for the solver's compile, then has 5 s
+        eng.send("go mate 5000")  # waits for the solver's compile, then has 5 s
         _, lines = eng.read_until("checkmate", ISREADY_TIMEOUT)
         assert lines[-1] == "checkmate G*5b"
         assert eng.quit() < 1.0
@@ -50,15 +50,17 @@ def test_cold_then_warm_readyok(tmp_path):
     t0 = time.monotonic()
     cold_usiok, cold, cold_go = ready_and_search(tmp_path)
     warm_usiok, warm, warm_go = ready_and_search(tmp_path)
-    assert any(tmp_path.rglob("*.nbi"))                  # the cold start filled the cache
+    assert any(tmp_path.rglob("*.nbi"))  # the cold start filled the cache
     # byoyomi 500: the first search must not queue behind the mate solver's compile
     assert cold_go < 5000 and warm_go < 5000
-    print(f"readyok after process start: cold {cold:.1f} s (usiok {cold_usiok:.2f} s, first "
-          f"go {cold_go:.0f} ms), warm {warm:.2f} s (usiok {warm_usiok:.2f} s, first go "
-          f"{warm_go:.0f} ms); {time.monotonic() - t0:.0f} s in all")
+    print(
+        f"readyok after process start: cold {cold:.1f} s (usiok {cold_usiok:.2f} s, first "
+        f"go {cold_go:.0f} ms), warm {warm:.2f} s (usiok {warm_usiok:.2f} s, first go "
+        f"{warm_go:.0f} ms); {time.monotonic() - t0:.0f} s in all"
+    )
 
 
-GAME_AFTER_READYOK = r'''
+GAME_AFTER_READYOK = r"""
 import io, sys, threading, time
 from numba.core.registry import CPUDispatcher
 from usi_engine.cli import build_options, find_config
@@ -112,14 +114,19 @@ for line, token in [
         wait_for(sink, token)
 after = overloads()
 print({k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)})
-'''
+"""
 
 
 def test_a_game_loads_nothing_after_readyok():
     """Every numba function a game calls from Python is loaded by the warmup: the `overloads`
     of every dispatcher are the same before and after a game with byoyomi, Fischer, ponder,
     a repetition, a mate probe, `go mate`, bare kings and MultiPV."""
-    run = subprocess.run([sys.executable, "-c", GAME_AFTER_READYOK], cwd=REPO, capture_output=True,
-                         text=True, timeout=ISREADY_TIMEOUT)
+    run = subprocess.run(
+        [sys.executable, "-c", GAME_AFTER_READYOK],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=ISREADY_TIMEOUT,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().splitlines()[-1] == "{}", run.stdout[-2000:]

@@ -85,7 +85,7 @@ def test_pentanomial_llr_symmetries_and_exact_case():
     # Observed mean exactly at elo1: the H1 fit is the observed pdf itself, so the LLR is
     # N * KL(observed || H0 fit), the H0 fit solving p_i = q_i / (1 + lam (a_i - s0)).
     s0 = stats.score_from_elo(0)
-    q = [0.1, 0.2, 0.3, 0.2, 0.2]          # mean 0.55
+    q = [0.1, 0.2, 0.3, 0.2, 0.2]  # mean 0.55
     elo1 = stats.elo_from_score(0.55)
     pdf = list(zip(stats.PENTANOMIAL_SCORES, q))
     p0 = stats._mle(pdf, s0)
@@ -98,7 +98,7 @@ def test_trinomial_llr_matches_the_normal_approximation():
     w, losses, d = 600, 500, 900
     n = w + losses + d
     mu = (w + d / 2) / n
-    var = (w * (1 - mu) ** 2 + losses * mu ** 2 + d * (0.5 - mu) ** 2) / n
+    var = (w * (1 - mu) ** 2 + losses * mu**2 + d * (0.5 - mu) ** 2) / n
     s0, s1 = stats.score_from_elo(0), stats.score_from_elo(10)
     approx = n * (s1 - s0) * (2 * mu - s0 - s1) / (2 * var)
     assert stats.llr(w, losses, d, 0, 10) == pytest.approx(approx, rel=0.01)
@@ -137,13 +137,13 @@ def test_sprt_decisions_on_pairs():
 
 
 def test_sprt_prior_continues_an_earlier_test():
-    earlier = (267, 24, 622, 37, 300)          # a test stopped at --games, undecided
+    earlier = (267, 24, 622, 37, 300)  # a test stopped at --games, undecided
     sprt = Sprt(0, 10, prior=earlier)
     now = [30, 2, 70, 5, 40]
     both = [a + b for a, b in zip(earlier, now)]
     assert sprt.total(now) == both
     assert sprt.llr(now) == pytest.approx(stats.llr_pentanomial(both, 0, 10))
-    assert sprt.decide([0] * 5) is None        # undecided before, undecided with nothing new
+    assert sprt.decide([0] * 5) is None  # undecided before, undecided with nothing new
     assert sprt.llr(now) > Sprt(0, 10).llr(earlier) > Sprt(0, 10).llr(now)
     assert Sprt(0, 10, prior=(10, 0, 100, 0, 400)).decide([0] * 5) == "H1"
     assert stats.parse_pentanomial(" 267-24-622-37-300\n") == earlier
@@ -159,20 +159,21 @@ def test_sprt_prior_bad_counts():
 
 
 def _game(index: int, pair: int, black: int, winner) -> GameRecord:
-    game = GameRecord(index, f"e{black}", f"e{1 - black}", "", black_engine=black,
-                      white_engine=1 - black, pair=pair)
+    game = GameRecord(
+        index, f"e{black}", f"e{1 - black}", "", black_engine=black, white_engine=1 - black, pair=pair
+    )
     game.outcome = Outcome(winner, Reason.CHECKMATE if winner is not None else Reason.MAX_MOVES)
     return game
 
 
 def test_pair_result_counts_finished_pairs():
     pr = PairResult(0, 1)
-    pr.add(_game(1, 1, 0, BLACK))      # engine 0 wins as black
+    pr.add(_game(1, 1, 0, BLACK))  # engine 0 wins as black
     assert pr.results.penta == [0] * 5 and pr.pending == {1: 1.0}
-    pr.add(_game(3, 2, 0, None))       # pair 2 starts with a draw (games arrive out of order)
-    pr.add(_game(2, 1, 1, BLACK))      # engine 0 loses as white: pair 1 = 1 point
-    pr.add(_game(4, 2, 1, WHITE))      # engine 0 wins as white: pair 2 = 1.5 points
-    pr.add(_game(5, 3, 0, WHITE))      # an unfinished pair counts in W-L-D only
+    pr.add(_game(3, 2, 0, None))  # pair 2 starts with a draw (games arrive out of order)
+    pr.add(_game(2, 1, 1, BLACK))  # engine 0 loses as white: pair 1 = 1 point
+    pr.add(_game(4, 2, 1, WHITE))  # engine 0 wins as white: pair 2 = 1.5 points
+    pr.add(_game(5, 3, 0, WHITE))  # an unfinished pair counts in W-L-D only
     assert pr.results.penta == [0, 0, 1, 1, 0]
     assert (pr.wins, pr.losses, pr.draws) == (2, 2, 1)
     s = pr.summary()

@@ -6,6 +6,7 @@ tests/data/training holds 600 self-play positions in 3 shards, made by
 `python scripts/gensfen.py --out tests/data/training --positions 600 --shard-size 200
 --seed 11 --depth 5 --workers 1`.
 """
+
 import os
 import random
 import re
@@ -60,6 +61,7 @@ def playout_positions(count, seed):
 
 # --- data --------------------------------------------------------------------------------
 
+
 def test_decoded_records_equal_our_positions():
     files = ds.shard_files([str(DATA)])
     records = np.concatenate([psv.read_records(f) for f in files])
@@ -107,7 +109,7 @@ def test_feature_indices_equal_the_engine_definition(feature_set):
     boards, hands, sides = playout_positions(150, 3)
     boards = np.concatenate([boards, fix.boards])
     hands = np.concatenate([hands, fix.hands])
-    assert hands.sum() > 500                                    # hand features are exercised
+    assert hands.sum() > 500  # hand features are exercised
     pad = FEATURE_SETS[feature_set]
     for persp in (0, 1):
         got = ds.feature_indices(feature_set, boards, hands, np.full(len(boards), persp))
@@ -118,7 +120,7 @@ def test_feature_indices_equal_the_engine_definition(feature_set):
 
 def test_feature_indices_refuse_a_missing_king():
     board = np.zeros((1, 81), np.int8)
-    board[0, 40] = 8                                            # black king only
+    board[0, 40] = 8  # black king only
     with pytest.raises(ValueError, match="HalfKP needs the perspective's king"):
         ds.feature_indices("HalfKP(Friend)", board, np.zeros((1, 2, 8), np.int8), np.array([1]))
     with pytest.raises(ValueError, match="unknown feature set 'HalfKA'"):
@@ -133,14 +135,17 @@ def test_target_mixes_score_and_result():
     mixed = target(score, result, 0.25, 600.0)
     assert torch.allclose(mixed, 0.25 * torch.sigmoid(score / 600.0) + 0.75 * torch.tensor([1.0, 0.5, 0.0]))
     # with lambda 1 the loss is smallest when the prediction is the teacher's score
-    losses = [float(loss_fn(torch.tensor([p]), torch.tensor([300.0]), torch.tensor([0.0]), 1.0, 600.0))
-              for p in (0.0, 200.0, 300.0, 400.0)]
+    losses = [
+        float(loss_fn(torch.tensor([p]), torch.tensor([300.0]), torch.tensor([0.0]), 1.0, 600.0))
+        for p in (0.0, 200.0, 300.0, 400.0)
+    ]
     assert min(losses) == losses[2]
 
 
 def test_score_factor_scales_before_the_score_limit():
     """A teacher's centipawns brought to ours: every score times the factor, then the limit."""
     from usi_engine.training.learn.trainer import load_split
+
     files = ds.shard_files([str(DATA)])
     raw = ds.load_positions(files).score.astype(np.int64)
     cfg = TrainConfig(data=[str(DATA)], out="unused", score_limit=300, score_factor=0.5)
@@ -148,12 +153,13 @@ def test_score_factor_scales_before_the_score_limit():
     expected = np.rint(raw * 0.5)
     expected = expected[np.abs(expected) <= 300]
     assert np.array_equal(scaled, expected)
-    assert len(scaled) > np.count_nonzero(np.abs(raw) <= 300)       # the limit came after
+    assert len(scaled) > np.count_nonzero(np.abs(raw) <= 300)  # the limit came after
     plain = load_split(files, TrainConfig(data=[str(DATA)], out="unused", score_limit=300)).score
     assert np.array_equal(plain, raw[np.abs(raw) <= 300])
 
 
 # --- export ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("feature_set", ["K+P", "HalfKP(Friend)"])
 def test_integer_network_survives_the_float_model(feature_set):
@@ -168,9 +174,18 @@ def test_integer_network_survives_the_float_model(feature_set):
 
 # --- training ----------------------------------------------------------------------------
 
+
 def small_config(out, **kw):
-    base = dict(data=[str(DATA)], out=str(out), feature_set="K+P", epochs=1, batch_size=128,
-                lr=2e-3, seed=3, device="cpu")
+    base = dict(
+        data=[str(DATA)],
+        out=str(out),
+        feature_set="K+P",
+        epochs=1,
+        batch_size=128,
+        lr=2e-3,
+        seed=3,
+        device="cpu",
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -214,13 +229,14 @@ def test_exported_network_agrees_with_the_model(trained):
     with torch.no_grad():
         f_trained = trained_model(us, them).numpy()
         f_quant = model(us, them).numpy()
-    ints = np.array([reference.evaluate(net, val.boards[i], val.hands[i], int(val.side[i]))
-                     for i in range(len(val))])
+    ints = np.array(
+        [reference.evaluate(net, val.boards[i], val.hands[i], int(val.side[i])) for i in range(len(val))]
+    )
     records = psv.read_records(summary["val_files"][0])
     engine = np.array([Position(psv.record_sfen(r)).evaluate(net) for r in records])
-    assert np.array_equal(engine, ints)            # the engine's numba evaluation
-    assert np.std(ints) > 20                       # the network says something
-    assert np.abs(f_quant - ints).max() <= 12      # rounding of activations only
+    assert np.array_equal(engine, ints)  # the engine's numba evaluation
+    assert np.std(ints) > 20  # the network says something
+    assert np.abs(f_quant - ints).max() <= 12  # rounding of activations only
     assert np.abs(f_trained - ints).mean() <= 6
     assert np.corrcoef(f_trained, ints)[0, 1] > 0.99
 
@@ -228,8 +244,11 @@ def test_exported_network_agrees_with_the_model(trained):
 def test_resume_equals_an_unbroken_run(trained, tmp_path):
     out, _ = trained
     train(small_config(tmp_path, epochs=2), show_progress=False, log=lambda s: None)
-    train(small_config(tmp_path, epochs=3, resume=str(tmp_path / "checkpoint.pt")),
-          show_progress=False, log=lambda s: None)
+    train(
+        small_config(tmp_path, epochs=3, resume=str(tmp_path / "checkpoint.pt")),
+        show_progress=False,
+        log=lambda s: None,
+    )
     assert (tmp_path / "nn.bin").read_bytes() == (out / "nn.bin").read_bytes()
 
 
@@ -247,8 +266,11 @@ def assert_engine_agrees_with_halfkp_model(model, net, val_file, count=60):
 
 def test_halfkp_one_epoch_end_to_end(tmp_path):
     # a narrow transformer keeps the test quick; the feature path is the full HalfKP one
-    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=256),
-                    show_progress=False, log=lambda s: None)
+    summary = train(
+        small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=256),
+        show_progress=False,
+        log=lambda s: None,
+    )
     net = read_network(tmp_path / "nn.bin")
     assert net.name == "halfkp_16x2-32-32"
     assert np.count_nonzero(net.ft_weight) > 0
@@ -260,15 +282,18 @@ def test_halfkp_one_epoch_end_to_end(tmp_path):
 def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
     """The shared piece factor is trained and folded into every king square's rows: the
     exported file evaluates what the factorised float model evaluates, within quantisation."""
-    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=128,
-                                 factorized=True), show_progress=False, log=lambda s: None)
+    summary = train(
+        small_config(tmp_path, feature_set="HalfKP(Friend)", half=16, batch_size=128, factorized=True),
+        show_progress=False,
+        log=lambda s: None,
+    )
     ckpt = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     model = NNUE("HalfKP(Friend)", 16, factorized=True)
     model.load_state_dict(ckpt["model"])
     assert ckpt["model_config"]["factorized"] is True
-    assert float(model.ft_p.weight.detach().abs().sum()) > 0          # the factor learnt something
+    assert float(model.ft_p.weight.detach().abs().sum()) > 0  # the factor learnt something
     net = read_network(tmp_path / "nn.bin")
-    assert net.name == "halfkp_16x2-32-32"                   # an ordinary HalfKP file
+    assert net.name == "halfkp_16x2-32-32"  # an ordinary HalfKP file
     folded = model.folded_ft_weight().detach().numpy() * 127
     assert np.abs(net.ft_weight - folded).max() <= 0.5 + 1e-3
     assert_engine_agrees_with_halfkp_model(model, net, summary["val_files"][0])
@@ -276,8 +301,9 @@ def test_factorized_halfkp_folds_the_piece_factor_into_the_file(tmp_path):
 
 def test_mirror_doubles_the_training_positions_not_the_validation(tmp_path):
     plain = train(small_config(tmp_path / "a", epochs=1), show_progress=False, log=lambda s: None)
-    mirrored = train(small_config(tmp_path / "b", epochs=1, mirror=True), show_progress=False,
-                     log=lambda s: None)
+    mirrored = train(
+        small_config(tmp_path / "b", epochs=1, mirror=True), show_progress=False, log=lambda s: None
+    )
     assert mirrored["train_positions"] == 2 * plain["train_positions"]
     assert mirrored["val_positions"] == plain["val_positions"]
     assert mirrored["config"]["mirror"] is True
@@ -293,15 +319,30 @@ def test_cli_refuses_bad_input(tmp_path):
     one = tmp_path / "one"
     one.mkdir()
     (one / "a.bin").write_bytes((DATA / "shard_00000.bin").read_bytes())
-    r = subprocess.run([sys.executable, str(SCRIPT), str(one), "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), str(one), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2
     assert "need at least two shards (the last is held out for validation) or --val" in r.stderr
-    r = subprocess.run([sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"),
-                        "--arch", "kp_256-32"], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"), "--arch", "kp_256-32"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode != 0 and "expected e.g. kp_256x2-32-32" in r.stderr
-    r = subprocess.run([sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"),
-                        "--factorize"], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), str(DATA), "--out", str(tmp_path / "o"), "--factorize"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2 and "only HalfKP networks have a piece factor to train" in r.stderr
     assert not (tmp_path / "o" / "nn.bin").exists()
 
@@ -314,12 +355,18 @@ YANEURAOU_HALFKP256 = REPO.parent / "shared" / "opponents" / "yaneuraou" / "Yane
 def yaneuraou_evals(binary: Path, eval_dir: Path, sfens: list[str]) -> list[int]:
     """YaneuraOu's static evaluation (`e`: `eval = N`, side to move's view) of each SFEN
     with the network of `eval_dir`."""
-    script = ["usi", f"setoption name EvalDir value {eval_dir}", "setoption name Threads value 1",
-              "setoption name USI_Hash value 16", "isready"]
+    script = [
+        "usi",
+        f"setoption name EvalDir value {eval_dir}",
+        "setoption name Threads value 1",
+        "setoption name USI_Hash value 16",
+        "isready",
+    ]
     for sfen in sfens:
         script += [f"position sfen {sfen}", "e"]
-    run = subprocess.run([str(binary)], input="\n".join(script + ["quit"]) + "\n",
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(binary)], input="\n".join(script + ["quit"]) + "\n", capture_output=True, text=True, timeout=120
+    )
     values = [int(m.group(1)) for m in re.finditer(r"^eval = (-?\d+)", run.stdout, re.M)]
     assert len(values) == len(sfens), run.stdout[-2000:]
     return values
@@ -330,8 +377,11 @@ def test_a_wider_halfkp_network_exports_exactly_and_loads_in_yaneuraou(tmp_path)
     evaluation equals the numpy reference exactly and the float model within quantisation,
     and YaneuraOu's build for that shape loads the file and evaluates every position the
     same."""
-    summary = train(small_config(tmp_path, feature_set="HalfKP(Friend)", half=256, batch_size=256),
-                    show_progress=False, log=lambda s: None)
+    summary = train(
+        small_config(tmp_path, feature_set="HalfKP(Friend)", half=256, batch_size=256),
+        show_progress=False,
+        log=lambda s: None,
+    )
     net = read_network(tmp_path / "nn.bin")
     assert net.name == "halfkp_256x2-32-32"
     assert_engine_agrees_with_halfkp_model(from_network(net), net, summary["val_files"][0])
@@ -339,9 +389,11 @@ def test_a_wider_halfkp_network_exports_exactly_and_loads_in_yaneuraou(tmp_path)
     sfens = [psv.record_sfen(r) for r in records]
     ours = [Position(s).evaluate(net) for s in sfens]
     positions = ds.decode(records)
-    assert ours == [reference.evaluate(net, positions.boards[i], positions.hands[i],
-                                       int(positions.side[i])) for i in range(len(records))]
-    assert len(set(ours)) > 10                       # the network tells positions apart
+    assert ours == [
+        reference.evaluate(net, positions.boards[i], positions.hands[i], int(positions.side[i]))
+        for i in range(len(records))
+    ]
+    assert len(set(ours)) > 10  # the network tells positions apart
     if not YANEURAOU_HALFKP256.exists():
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"{YANEURAOU_HALFKP256} is missing")
@@ -356,6 +408,7 @@ def test_the_shipped_network_evaluates_the_same_in_yaneuraous_build():
     """The shipped nn.bin (halfkp_64x2-32-32) in YaneuraOu's build for that shape: the same
     static evaluation as ours on 40 positions of the training fixture."""
     from usi_engine.core.network import shipped_network_path
+
     path = shipped_network_path()
     net = read_network(path)
     records = psv.read_records(str(DATA / "shard_00002.bin"))[:40]

@@ -24,8 +24,7 @@ def test_option_lines_declare_every_param_as_a_spin():
     lines = [line for line in opts.usi_lines() if line.startswith("option name Tune_")]
     assert len(lines) == len(PARAMS) > 0
     for line, p in zip(lines, PARAMS):
-        assert line == (f"option name Tune_{p.name} type spin default {p.default} "
-                        f"min {p.lo} max {p.hi}")
+        assert line == (f"option name Tune_{p.name} type spin default {p.default} min {p.lo} max {p.hi}")
         assert line.isascii()
 
 
@@ -34,14 +33,21 @@ def test_usi_tunables_answer_has_shogiarenas_form():
     assert done == "usi_tunablesok"
     prefix = "info string shogiarena_tunables_json "
     assert info.startswith(prefix) and info.isascii() and "\n" not in info
-    data = json.loads(info[len(prefix):])
+    data = json.loads(info[len(prefix) :])
     assert data["schema_version"] == "shogiarena.usi_tunables.v1"
     assert [t["id"] for t in data["tunables"]] == [p.name for p in PARAMS]
     for t, p in zip(data["tunables"], PARAMS):
-        assert t == {"id": p.name, "option": f"Tune_{p.name}", "value_type": "int",
-                     "encoding": "integer", "default": p.default, "min": p.lo, "max": p.hi,
-                     "schedule": {"c_end": p.step, "r_end": 0.002}}
-        assert p.lo <= p.default <= p.hi   # shogiarena rejects a default outside the bounds
+        assert t == {
+            "id": p.name,
+            "option": f"Tune_{p.name}",
+            "value_type": "int",
+            "encoding": "integer",
+            "default": p.default,
+            "min": p.lo,
+            "max": p.hi,
+            "schedule": {"c_end": p.step, "r_end": 0.002},
+        }
+        assert p.lo <= p.default <= p.hi  # shogiarena rejects a default outside the bounds
 
 
 def test_setoption_maps_back_to_the_table():
@@ -63,12 +69,13 @@ def test_bad_setoption_values_are_refused_and_nothing_is_lost():
     opts = Options.create()
     before = opts.search_params()
     for name, value, error in [
-            ("Tune_NoSuchThing", "1", "unknown option Tune_NoSuchThing"),
-            (p.name, "1", f"unknown option {p.name}"),                 # the prefix is needed
-            (f"Tune_{p.name}", "abc", f"option Tune_{p.name}: expected an integer, got 'abc'"),
-            (f"Tune_{p.name}", "1.5", "expected an integer"),
-            (f"Tune_{p.name}", str(p.hi + 1), f"option Tune_{p.name}: {p.hi + 1} out of range [{p.lo}, {p.hi}]"),
-            (f"Tune_{p.name}", str(p.lo - 1), "out of range")]:
+        ("Tune_NoSuchThing", "1", "unknown option Tune_NoSuchThing"),
+        (p.name, "1", f"unknown option {p.name}"),  # the prefix is needed
+        (f"Tune_{p.name}", "abc", f"option Tune_{p.name}: expected an integer, got 'abc'"),
+        (f"Tune_{p.name}", "1.5", "expected an integer"),
+        (f"Tune_{p.name}", str(p.hi + 1), f"option Tune_{p.name}: {p.hi + 1} out of range [{p.lo}, {p.hi}]"),
+        (f"Tune_{p.name}", str(p.lo - 1), "out of range"),
+    ]:
         with pytest.raises(ValueError, match=re.escape(error)):
             opts.set(name, value)
         assert opts.search_params() == before
@@ -78,8 +85,11 @@ def test_params_patch():
     tuned = {p.name: p.lo for p in PARAMS}
     source = open(os.path.join(REPO, "usi_engine", "core", "params.py")).read()
     patched = tunables.with_defaults(source, tuned)
-    changed = [line for line in difflib.unified_diff(source.splitlines(), patched.splitlines(), lineterm="")
-               if line.startswith("+") and not line.startswith("+++")]
+    changed = [
+        line
+        for line in difflib.unified_diff(source.splitlines(), patched.splitlines(), lineterm="")
+        if line.startswith("+") and not line.startswith("+++")
+    ]
     assert len(changed) == sum(p.lo != p.default for p in PARAMS)
     namespace: dict = {}
     exec(compile(patched, "params.py", "exec"), namespace)
@@ -90,6 +100,11 @@ def test_params_patch():
 
 def test_importing_tunables_does_not_import_numba():
     code = "import sys, usi_engine.server.tunables; assert 'numba' not in sys.modules"
-    run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": REPO})
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
     assert run.returncode == 0, run.stderr

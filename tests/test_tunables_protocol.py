@@ -1,5 +1,6 @@
 """The tunable constants as a tuner meets them over USI: hidden from GUIs, declared in
 tuning mode, shogiarena's `usi_tunables`, and setoption checked against the table."""
+
 import json
 
 import pytest
@@ -28,7 +29,9 @@ def test_usi_tunables_declares_the_table_and_tuning_mode():
         assert all(t["option"] == "Tune_" + t["id"] for t in manifest["tunables"])
         eng.send("usi")
         _, tuning = eng.read_until("usiok", 30)
-        assert [n for n in option_names(tuning) if n.startswith("Tune_")] == ["Tune_" + p.name for p in PARAMS]
+        assert [n for n in option_names(tuning) if n.startswith("Tune_")] == [
+            "Tune_" + p.name for p in PARAMS
+        ]
     finally:
         eng.quit()
 

@@ -15,15 +15,41 @@ from usi_engine.match.spsa import Spsa
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-START, OPTIMUM = (20.0, 80.0), (60.0, 30.0)   # see tests/fixtures/tunable_engine.py
+START, OPTIMUM = (20.0, 80.0), (60.0, 30.0)  # see tests/fixtures/tunable_engine.py
 
 
 def _args(out, pairs: int = 100) -> list[str]:
-    return ["--engine", f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
-            "--param", "Alpha", "20", "0", "100", "15", "0.15",
-            "--param", "Beta", "80", "0", "100", "15", "0.15",
-            "--pairs", str(pairs), "--byoyomi", "2000", "--concurrency", "2", "--seed", "3",
-            "--max-moves", "200", "--quiet", "--out", str(out)]
+    return [
+        "--engine",
+        f"cmd={sys.executable} {FIXTURES}/tunable_engine.py",
+        "--param",
+        "Alpha",
+        "20",
+        "0",
+        "100",
+        "15",
+        "0.15",
+        "--param",
+        "Beta",
+        "80",
+        "0",
+        "100",
+        "15",
+        "0.15",
+        "--pairs",
+        str(pairs),
+        "--byoyomi",
+        "2000",
+        "--concurrency",
+        "2",
+        "--seed",
+        "3",
+        "--max-moves",
+        "200",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
 
 
 def test_tuning_moves_towards_the_optimum_and_resumes(tmp_path, capsys):
@@ -38,7 +64,7 @@ def test_tuning_moves_towards_the_optimum_and_resumes(tmp_path, capsys):
     assert first.interrupted and tuner.spsa.done == 40
     saved = Spsa.load(str(tmp_path / "run" / "spsa.json"))
     assert saved.done == 40 and saved.theta == tuner.spsa.theta and len(saved.history) == 41
-    with pytest.raises(SystemExit):      # no silent overwrite of a run
+    with pytest.raises(SystemExit):  # no silent overwrite of a run
         tunecli.main(_args(tmp_path / "run"))
     assert "exists: --resume" in capsys.readouterr().err
 
@@ -52,7 +78,7 @@ def test_tuning_moves_towards_the_optimum_and_resumes(tmp_path, capsys):
     values = final.rounded()
     assert f"Alpha = {values['Alpha']}" in cfg and "[options]" in cfg
     assert (tmp_path / "run" / "spsa.png").read_bytes()[:4] == b"\x89PNG"
-    assert f"option.Alpha={values['Alpha']}" in printed    # the SPRT to run next
+    assert f"option.Alpha={values['Alpha']}" in printed  # the SPRT to run next
 
 
 def test_table_params_and_bad_arguments():
@@ -68,8 +94,11 @@ def test_table_params_and_bad_arguments():
 
 
 def test_params_patch_for_the_table(tmp_path):
-    config = tunecli.build_config(tunecli.build_parser().parse_args(
-        ["--engine", "cmd=x", "--params", "RazorMargin", "--pairs", "10", "--out", str(tmp_path)]))
+    config = tunecli.build_config(
+        tunecli.build_parser().parse_args(
+            ["--engine", "cmd=x", "--params", "RazorMargin", "--pairs", "10", "--out", str(tmp_path)]
+        )
+    )
     tuner = tune.Tuner(config)
     tuner.spsa.theta = [tuner.spsa.params[0].start + 7.4]
     files = tuner.write_outputs()
@@ -77,7 +106,8 @@ def test_params_patch_for_the_table(tmp_path):
     default = tuner.spsa.params[0].start
     assert f'-    Param("RazorMargin", {default:g},' in patch
     assert f'+    Param("RazorMargin", {default + 7:g},' in patch
-    applied = subprocess.run(["git", "apply", "--check", files["patch"]], cwd=REPO,
-                             capture_output=True, text=True)
+    applied = subprocess.run(
+        ["git", "apply", "--check", files["patch"]], cwd=REPO, capture_output=True, text=True
+    )
     assert applied.returncode == 0, applied.stderr
     assert f"Tune_RazorMargin = {default + 7:g}" in open(files["cfg"]).read()

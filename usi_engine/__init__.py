@@ -5,11 +5,12 @@ answered at once.  The public names below load their module on first use:
 
     from usi_engine import Position, Move, Engine, Limit
 """
+
 from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False                    # typing.TYPE_CHECKING without importing typing
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 
 from .version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
@@ -45,7 +46,7 @@ def __getattr__(name: str):
     if module is None:
         raise AttributeError(f"module 'usi_engine' has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value              # later lookups skip __getattr__
+    globals()[name] = value  # later lookups skip __getattr__
     return value
 
 

@@ -13,6 +13,7 @@ Importing this module is cheap: numba and the search load when an Engine is made
 >>> move in Position().legal_moves()
 True
 """
+
 from __future__ import annotations
 
 import threading
@@ -23,13 +24,14 @@ if TYPE_CHECKING:
     from .move import Move
     from .position import Position
 
-MATE_CP = 30000          # the centipawn value of "mate in 0" in Score.to_cp
+MATE_CP = 30000  # the centipawn value of "mate in 0" in Score.to_cp
 
 
 @dataclass(frozen=True)
 class Limit:
     """When a search stops: the first of ``time`` (seconds), ``depth`` (plies) and
     ``nodes`` reached.  ``Limit()`` searches until ``stop()`` is called."""
+
     time: float | None = None
     depth: int | None = None
     nodes: int | None = None
@@ -51,6 +53,7 @@ class Limit:
 class Score:
     """A search score from the side to move's view: centipawns, or plies to mate
     (``mate > 0``: the side to move mates; ``mate < 0``: it is mated)."""
+
     cp: int | None = None
     mate: int | None = None
 
@@ -97,16 +100,17 @@ class Score:
 class Info:
     """One analysed line: the score (side to move's view), the principal variation, and
     how much work it took.  ``turn`` is the side to move of the analysed position."""
+
     score: Score
     pv: list["Move"] = field(default_factory=list)
     depth: int = 0
     seldepth: int = 0
     nodes: int = 0
-    time: float = 0.0            # seconds
+    time: float = 0.0  # seconds
     nps: int = 0
     multipv: int = 1
-    turn: int = 0                # 0 black, 1 white
-    bound: str | None = None     # None exact, or 'lowerbound' / 'upperbound'
+    turn: int = 0  # 0 black, 1 white
+    bound: str | None = None  # None exact, or 'lowerbound' / 'upperbound'
 
     @property
     def move(self) -> "Move | None":
@@ -125,13 +129,14 @@ class Info:
 def as_position(position: "Position | str") -> "Position":
     """A Position from a Position, an SFEN, or 'startpos|sfen ... [moves ...]' text."""
     from .position import Position
+
     if isinstance(position, Position):
         return position
     if not isinstance(position, str):
         raise TypeError(f"expected a Position or SFEN text, got {type(position).__name__}")
     text = position.strip()
     if text.startswith("position "):
-        text = text[len("position "):]
+        text = text[len("position ") :]
     if text.split()[:1] in (["startpos"], ["sfen"]):
         return Position.from_usi(text)
     return Position(text)
@@ -151,6 +156,7 @@ class Engine:
         import numpy as np
         from .server.options import Options
         from .search.factory import make_searcher
+
         self._np = np
         self._searcher = make_searcher()
         self._options = Options.create()
@@ -158,7 +164,7 @@ class Engine:
         self._stop_lock = threading.Lock()
         self._stop_flag = np.zeros(1, np.int32)
         self._closed = False
-        self._eval_key = None            # (EvalDir, FV_SCALE) of the evaluation in use
+        self._eval_key = None  # (EvalDir, FV_SCALE) of the evaluation in use
         self.configure(options or {})
         self._searcher.warmup()
 
@@ -167,6 +173,7 @@ class Engine:
         """Set options (ValueError naming the option for an unknown name or a bad value;
         nothing is applied then)."""
         from .search.factory import SearchSettings, configure
+
         parsed = []
         for name, value in options.items():
             if name not in self._options:
@@ -176,7 +183,7 @@ class Engine:
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             parsed.append((opt, opt.parse(text)))
         values = {opt.name: value for opt, value in parsed}
-        network = self._evaluation(values)       # a bad EvalDir raises before any change
+        network = self._evaluation(values)  # a bad EvalDir raises before any change
         for opt, value in parsed:
             opt.value = value
         with self._search_lock:
@@ -190,8 +197,8 @@ class Engine:
         options change the evaluation, else None.  NNUEFormatError (a ValueError) names the
         file and what is wrong with it."""
         from .search.factory import load_network
-        key = tuple(str(values.get(name, self._options[name])).strip()
-                    for name in ("EvalDir", "FV_SCALE"))
+
+        key = tuple(str(values.get(name, self._options[name])).strip() for name in ("EvalDir", "FV_SCALE"))
         if key == self._eval_key:
             return None
         return key, load_network(key[0], int(key[1]))
@@ -200,6 +207,7 @@ class Engine:
     def name(self) -> str:
         """As the USI ``id name`` says it."""
         from .version import ENGINE_NAME, __version__
+
         return f"{ENGINE_NAME} {__version__}"
 
     @property
@@ -213,8 +221,13 @@ class Engine:
             self._searcher.new_game()
 
     # --- searching ----------------------------------------------------------------------
-    def analyse(self, position: "Position | str", limit: Limit, multipv: int | None = None,
-                on_info: Callable[[Info], None] | None = None) -> list[Info]:
+    def analyse(
+        self,
+        position: "Position | str",
+        limit: Limit,
+        multipv: int | None = None,
+        on_info: Callable[[Info], None] | None = None,
+    ) -> list[Info]:
         """Search ``position`` within ``limit``; the best ``multipv`` lines (default: the
         MultiPV option), best first.  ``on_info`` sees every iteration as it finishes.
         An empty list when the side to move has no legal move."""
@@ -224,6 +237,7 @@ class Engine:
     def play(self, position: "Position | str", limit: Limit) -> "Move":
         """The move the engine would play; ``Move('resign')`` if it has none."""
         from .move import Move
+
         _, best = self._think(position, limit, 1, None)
         return Move(best or "resign")
 
@@ -266,8 +280,14 @@ class Engine:
                 timer.daemon = True
                 timer.start()
             try:
-                result = self._searcher.think(pos, depth=limit.depth, nodes=limit.nodes,
-                                              multipv=lines, stop=stop, on_iteration=on_iteration)
+                result = self._searcher.think(
+                    pos,
+                    depth=limit.depth,
+                    nodes=limit.nodes,
+                    multipv=lines,
+                    stop=stop,
+                    on_iteration=on_iteration,
+                )
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -295,7 +315,17 @@ class Engine:
 def _convert(raw, turn: int) -> Info:
     """searcher.IterationInfo -> Info."""
     from .move import trusted_move
+
     score = Score(mate=raw.score_mate) if raw.score_mate is not None else Score(cp=int(raw.score_cp or 0))
-    return Info(score=score, pv=[trusted_move(m) for m in raw.pv], depth=int(raw.depth),
-                seldepth=int(raw.seldepth), nodes=int(raw.nodes), time=raw.time_ms / 1000.0,
-                nps=int(raw.nps), multipv=int(raw.multipv), turn=turn, bound=raw.bound)
+    return Info(
+        score=score,
+        pv=[trusted_move(m) for m in raw.pv],
+        depth=int(raw.depth),
+        seldepth=int(raw.seldepth),
+        nodes=int(raw.nodes),
+        time=raw.time_ms / 1000.0,
+        nps=int(raw.nps),
+        multipv=int(raw.multipv),
+        turn=turn,
+        bound=raw.bound,
+    )

@@ -29,13 +29,19 @@ _C = "usi_engine.commands."
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     # games: analysis, books, matches
     "analyse": ("usi_engine.analysis.cli", "judge every move of a game record (also usi-engine-analyse)"),
-    "makebook": ("usi_engine.book.makebook",
-                 "build an opening book (.db) from records or the engine's search"),
+    "makebook": (
+        "usi_engine.book.makebook",
+        "build an opening book (.db) from records or the engine's search",
+    ),
     "match": ("usi_engine.match.cli", "engine-vs-engine matches: Elo, SPRT, ponder, Ray"),
-    "tune": ("usi_engine.match.tunecli",
-             "SPSA tuning of the search's constants by game pairs, local or on Ray"),
-    "make-openings": (_C + "make_openings",
-                      "a suite of balanced openings for matches, judged by any USI engine"),
+    "tune": (
+        "usi_engine.match.tunecli",
+        "SPSA tuning of the search's constants by game pairs, local or on Ray",
+    ),
+    "make-openings": (
+        _C + "make_openings",
+        "a suite of balanced openings for matches, judged by any USI engine",
+    ),
     "soak": (_C + "soak", "many short games, then an audit of every USI exchange"),
     "clock-use": (_C + "clock_use", "how much of its clock each engine used, from a match's logs"),
     "move-times": (_C + "move_times", "relay, engine and server time of each move, from a match's logs"),
@@ -60,8 +66,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 def commands_epilog() -> str:
     """The text after the options in `usi-engine --help`: every way to start the command."""
-    rows = [("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
-            ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit")]
+    rows = [
+        ("usi-engine", "the USI engine: reads USI commands on stdin (register it in a GUI)"),
+        ("usi-engine --warmup", "compile the numba code once (fills its cache) and exit"),
+    ]
     rows += [(f"usi-engine {word}", what) for word, (_, what) in SUBCOMMANDS.items()]
     width = max(len(name) for name, _ in rows) + 2
     lines = ["commands (usi-engine COMMAND --help for each one's options):"]
@@ -130,6 +138,7 @@ def warmup(config: str | None = None, quiet: bool = False) -> int:
     """Do exactly what the first `isready` does (compile, or load from numba's cache, every
     function a game uses), then exit: the GUI's first `isready` then finds the cache full."""
     from .server.backend import Backend
+
     options = build_options(find_config(config)[0])
     backend = Backend(options, _Quiet(), log=lambda text: None)
     backend.ensure_ready(idle=True)
@@ -143,6 +152,7 @@ def _suggestion(word: str) -> str:
     """The hint after an unknown word: the subcommand it most likely meant, and where the
     list is."""
     import difflib
+
     close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
     meant = f"did you mean 'usi-engine {close[0]}'? " if close else ""
     return f" ({meant}usi-engine --help lists the commands)"
@@ -152,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] and argv[0] in SUBCOMMANDS:
         import importlib
+
         return importlib.import_module(SUBCOMMANDS[argv[0]][0]).main(argv[1:])
-    parser = argparse.ArgumentParser(prog="usi-engine", description="USI shogi engine",
-                                     epilog=commands_epilog(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="usi-engine",
+        description="USI shogi engine",
+        epilog=commands_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--config", metavar="PATH", help="engine.cfg to read (env USI_ENGINE_CONFIG)")
     parser.add_argument("--warmup", action="store_true", help="compile the numba code and exit")
     parser.add_argument("--debug", action="store_true", help="keep stderr for debugging")

@@ -21,6 +21,7 @@ rules hold everywhere:
 
 Ray is imported only inside these functions: without ``--ray`` nothing of Ray is loaded.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-LOCAL = "local"     # start a private one-machine cluster for this run
-AUTO = "auto"       # join the cluster that `ray start` made on this machine
+LOCAL = "local"  # start a private one-machine cluster for this run
+AUTO = "auto"  # join the cluster that `ray start` made on this machine
 
 # Ray's switch for single-machine clusters: with "0", Ray's node address is the loopback
 # address (ray._private.services.get_node_ip_address).  Read once when Ray is imported,
@@ -65,14 +66,17 @@ def keep_local_clusters_on_loopback() -> None:
 @dataclass(frozen=True)
 class Socket:
     """One TCP socket of a process: its state, local and remote address."""
+
     pid: int
-    state: str                       # "listen" or "established"
+    state: str  # "listen" or "established"
     local: tuple[str, int]
     remote: tuple[str, int]
 
     def __str__(self) -> str:
-        return (f"pid {self.pid} {self.state} {self.local[0]}:{self.local[1]}"
-                f" -> {self.remote[0]}:{self.remote[1]}")
+        return (
+            f"pid {self.pid} {self.state} {self.local[0]}:{self.local[1]}"
+            f" -> {self.remote[0]}:{self.remote[1]}"
+        )
 
 
 _TCP_STATES = {"0A": "listen", "01": "established"}
@@ -82,9 +86,8 @@ def _decode_address(text: str, v6: bool) -> tuple[str, int]:
     """An address of /proc/net/tcp{,6}: hex of the host in host byte order, then the port."""
     host, port = text.split(":")
     raw = bytes.fromhex(host)
-    if v6:   # four 32-bit words, each in host (little-endian) order
-        raw = b"".join(struct.pack("<I", struct.unpack(">I", raw[i:i + 4])[0])
-                       for i in range(0, 16, 4))
+    if v6:  # four 32-bit words, each in host (little-endian) order
+        raw = b"".join(struct.pack("<I", struct.unpack(">I", raw[i : i + 4])[0]) for i in range(0, 16, 4))
         return socket.inet_ntop(socket.AF_INET6, raw), int(port, 16)
     return socket.inet_ntoa(struct.pack("<I", int(host, 16))), int(port, 16)
 
@@ -120,8 +123,11 @@ def tcp_sockets(pids: Iterable[int]) -> list[Socket]:
             fields = line.split()
             state, inode = _TCP_STATES.get(fields[3]), int(fields[9])
             if state and inode in owner:
-                found.append(Socket(owner[inode], state, _decode_address(fields[1], v6),
-                                    _decode_address(fields[2], v6)))
+                found.append(
+                    Socket(
+                        owner[inode], state, _decode_address(fields[1], v6), _decode_address(fields[2], v6)
+                    )
+                )
     return found
 
 
@@ -135,7 +141,7 @@ def is_loopback(host: str) -> bool:
 def exposed(sock: Socket) -> bool:
     """Whether the socket listens beyond loopback or talks to a non-loopback address."""
     if sock.state == "listen":
-        return not is_loopback(sock.local[0])   # 0.0.0.0 and :: are every interface
+        return not is_loopback(sock.local[0])  # 0.0.0.0 and :: are every interface
     return not (is_loopback(sock.local[0]) and is_loopback(sock.remote[0]))
 
 
@@ -169,14 +175,17 @@ def exposed_sockets(pids: Optional[Iterable[int]] = None) -> list[Socket]:
 
 def _check_private() -> None:
     if not os.path.isdir("/proc/net"):
-        return                       # not Linux: Ray's loopback mode is its default there
+        return  # not Linux: Ray's loopback mode is its default there
     leaks = exposed_sockets()
     if leaks:
         import ray
+
         ray.shutdown()
         shown = "; ".join(str(s) for s in leaks[:5])
-        raise ClusterError(f"the local Ray cluster is reachable from outside this machine "
-                           f"({shown}); it was shut down. Is {LOOPBACK_SWITCH} overridden?")
+        raise ClusterError(
+            f"the local Ray cluster is reachable from outside this machine "
+            f"({shown}); it was shut down. Is {LOOPBACK_SWITCH} overridden?"
+        )
 
 
 # --- tokens -------------------------------------------------------------------------------
@@ -201,6 +210,7 @@ def use_token_if_present() -> Optional[str]:
     if "ray" in sys.modules:
         # Ray reads the mode into its C++ config at import: load it again.
         from ray._raylet import Config
+
         Config.initialize("")
     return source
 
@@ -208,7 +218,7 @@ def use_token_if_present() -> Optional[str]:
 def _reachable(address: str, timeout: float = 3.0) -> bool:
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        return True                  # not HOST:PORT (e.g. ray://...): let Ray judge it
+        return True  # not HOST:PORT (e.g. ray://...): let Ray judge it
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             return True
@@ -218,18 +228,23 @@ def _reachable(address: str, timeout: float = 3.0) -> bool:
 
 def _refused_message(address: str, source: Optional[str]) -> str:
     if source is None:
-        return (f"could not join the Ray cluster at {address}: it asks for an authentication "
-                f"token and this machine has none (${TOKEN_ENV}, ${TOKEN_PATH_ENV} or "
-                f"~/.ray/auth_token). On the head node run `ray get-auth-token` and here "
-                f"`export {TOKEN_ENV}=<that token>` (see {TOKEN_HELP})")
-    return (f"could not join the Ray cluster at {address} with the token from {source}: the "
-            f"cluster refused it. Use the head node's token (`ray get-auth-token` there) in "
-            f"${TOKEN_ENV} (see {TOKEN_HELP})")
+        return (
+            f"could not join the Ray cluster at {address}: it asks for an authentication "
+            f"token and this machine has none (${TOKEN_ENV}, ${TOKEN_PATH_ENV} or "
+            f"~/.ray/auth_token). On the head node run `ray get-auth-token` and here "
+            f"`export {TOKEN_ENV}=<that token>` (see {TOKEN_HELP})"
+        )
+    return (
+        f"could not join the Ray cluster at {address} with the token from {source}: the "
+        f"cluster refused it. Use the head node's token (`ray get-auth-token` there) in "
+        f"${TOKEN_ENV} (see {TOKEN_HELP})"
+    )
 
 
 # --- connecting ---------------------------------------------------------------------------
-def connect(address: str, num_cpus: Optional[int] = None,
-            runtime_env: Optional[dict[str, Any]] = None) -> bool:
+def connect(
+    address: str, num_cpus: Optional[int] = None, runtime_env: Optional[dict[str, Any]] = None
+) -> bool:
     """Join the cluster at `address`, or start one: ``local`` starts a private
     one-machine cluster (loopback only, checked), ``auto`` joins the one ``ray start``
     made here, anything else (``HOST:PORT``, ``ray://HOST:PORT``) is joined with this
@@ -241,27 +256,33 @@ def connect(address: str, num_cpus: Optional[int] = None,
     if address == LOCAL:
         keep_local_clusters_on_loopback()
     import ray
+
     if ray.is_initialized():
         return False
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if runtime_env:
         kwargs["runtime_env"] = runtime_env
     if address == LOCAL:
-        ray.init(address=LOCAL, num_cpus=num_cpus, include_dashboard=False,
-                 _node_ip_address="127.0.0.1", **kwargs)
+        ray.init(
+            address=LOCAL, num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", **kwargs
+        )
         _check_private()
         return True
     source = None if address == AUTO else use_token_if_present()
     if address != AUTO and not _reachable(address):
-        raise ClusterError(f"nothing answers at {address}: is `ray start --head` running "
-                           f"there, and is the port open to this machine?")
+        raise ClusterError(
+            f"nothing answers at {address}: is `ray start --head` running "
+            f"there, and is the port open to this machine?"
+        )
     refused = (ConnectionError, getattr(ray.exceptions, "AuthenticationError", ConnectionError))
     try:
         ray.init(address=address, **kwargs)
     except refused as exc:
         if address == AUTO:
-            raise ClusterError(f"no Ray cluster to join on this machine ({exc}); start one "
-                               f"with `ray start --head` or use --ray local") from exc
+            raise ClusterError(
+                f"no Ray cluster to join on this machine ({exc}); start one "
+                f"with `ray start --head` or use --ray local"
+            ) from exc
         raise ClusterError(_refused_message(address, source)) from exc
     return True
 

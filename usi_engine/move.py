@@ -16,11 +16,12 @@ Squares are integers ``(file - 1) * 9 + (rank - 1)`` (``"7g"`` is 60), as in
 ``usi_engine.core.types`` and cshogi.  The USI answers ``resign`` and ``win``
 (entering-king declaration) are Moves too, so that ``play`` can return them.
 """
+
 from __future__ import annotations
 
 from .core.types import PIECE_LETTERS, parse_square, square_name
 
-_DROP_LETTERS = PIECE_LETTERS[1:8]      # P L N S B R G: the pieces a hand holds
+_DROP_LETTERS = PIECE_LETTERS[1:8]  # P L N S B R G: the pieces a hand holds
 _SPECIAL = ("resign", "win")
 
 
@@ -30,6 +31,7 @@ class Move(str):
     Only the syntax is checked here; whether the move is legal depends on a position
     (``Position.push`` checks it).
     """
+
     __slots__ = ()
 
     def __new__(cls, text: str) -> "Move":
@@ -107,7 +109,7 @@ def trusted_move(text: str) -> Move:
 
 def _name(square: int | str) -> str:
     if isinstance(square, str):
-        parse_square(square)            # validates
+        parse_square(square)  # validates
         return square
     if not 0 <= int(square) < 81:
         raise ValueError(f"square index {square} out of range 0..80")
@@ -126,10 +128,10 @@ def _check_syntax(t: str) -> None:
         try:
             frm, to = parse_square(t[:2]), parse_square(t[2:4])
         except ValueError:
-            raise ValueError(f"unparseable move {t[:16]!r}: squares are a file 1-9 and a rank a-i, "
-                             "as in 7g7f") from None
+            raise ValueError(
+                f"unparseable move {t[:16]!r}: squares are a file 1-9 and a rank a-i, as in 7g7f"
+            ) from None
         if frm == to:
             raise ValueError(f"move {t!r} does not move")
         return
     raise ValueError(f"unparseable move {t[:16]!r}: expected USI text such as 7g7f, 8h2b+ or P*5e")
-

@@ -23,6 +23,7 @@ The text side of a game record, with no position of its own, so that it imports 
    4 同　銀(31)
    5 投了
 """
+
 from __future__ import annotations
 
 import re
@@ -38,13 +39,30 @@ import shogi.CSA
 import shogi.KIF
 
 FORMATS = ("kif", "ki2", "csa", "usi")
-EXTENSIONS = {".kif": "kif", ".kifu": "kif", ".ki2": "ki2", ".ki2u": "ki2", ".csa": "csa",
-              ".sfen": "usi", ".usi": "usi", ".txt": "usi"}
+EXTENSIONS = {
+    ".kif": "kif",
+    ".kifu": "kif",
+    ".ki2": "ki2",
+    ".ki2u": "ki2",
+    ".csa": "csa",
+    ".sfen": "usi",
+    ".usi": "usi",
+    ".txt": "usi",
+}
 
 # end-of-game words: KIF text <-> CSA special move
-KIF_TO_CSA = {"投了": "%TORYO", "詰み": "%TSUMI", "千日手": "%SENNICHITE", "持将棋": "%JISHOGI",
-              "中断": "%CHUDAN", "切れ負け": "%TIME_UP", "反則負け": "%ILLEGAL_MOVE",
-              "入玉勝ち": "%KACHI", "反則勝ち": "%+ILLEGAL_ACTION", "不詰": "%FUZUMI"}
+KIF_TO_CSA = {
+    "投了": "%TORYO",
+    "詰み": "%TSUMI",
+    "千日手": "%SENNICHITE",
+    "持将棋": "%JISHOGI",
+    "中断": "%CHUDAN",
+    "切れ負け": "%TIME_UP",
+    "反則負け": "%ILLEGAL_MOVE",
+    "入玉勝ち": "%KACHI",
+    "反則勝ち": "%+ILLEGAL_ACTION",
+    "不詰": "%FUZUMI",
+}
 CSA_TO_KIF = {v: k for k, v in KIF_TO_CSA.items()}
 CSA_TO_KIF["%-ILLEGAL_ACTION"] = "反則勝ち"
 
@@ -54,6 +72,7 @@ KIF_MOVES_HEADER = "手数----指手---------消費時間--"
 @dataclass
 class RecordError:
     """A line that could not be read: where, what it said, and why."""
+
     line: int
     text: str
     message: str
@@ -76,6 +95,7 @@ class CheckedBoard(Protocol):
 
 class RecordFields(Protocol):
     """What reading fills in: ``usi_engine.record.Record`` has these fields."""
+
     start_sfen: str
     moves: list
     move_lines: list[int]
@@ -118,8 +138,10 @@ def detect_format(text: str) -> str:
         if re.match(r"^(V2|PI|P[1-9+-]|N[+-]|[+-][0-9]{4}[A-Z]{2})", s):
             return "csa"
         if s.split()[0].count("/") == 8:
-            return "usi"                     # a bare SFEN
-        if s.split()[0] in ("position", "startpos", "sfen") or re.match(r"^([1-9][a-i][1-9][a-i]\+?|[PLNSBRG]\*[1-9][a-i])\b", s):
+            return "usi"  # a bare SFEN
+        if s.split()[0] in ("position", "startpos", "sfen") or re.match(
+            r"^([1-9][a-i][1-9][a-i]\+?|[PLNSBRG]\*[1-9][a-i])\b", s
+        ):
             return "usi"
     return "kif"
 
@@ -139,6 +161,7 @@ def read_into(rec: RecordFields, text: str, fmt: str | None, new_board: NewBoard
 
 class _Reading:
     """A record being read: where its moves go, and how its boards are made."""
+
     __slots__ = ("rec", "new_board")
 
     def __init__(self, rec: RecordFields, new_board: NewBoard) -> None:
@@ -172,14 +195,13 @@ class _Reading:
         手合割, a board diagram, 後手番)."""
         try:
             summary = shogi.KIF.Parser.parse_str("\n".join(header))[0]
-        except Exception as e:          # python-shogi raises several types on a bad header
+        except Exception as e:  # python-shogi raises several types on a bad header
             self.error(line, "", f"cannot read the header ({e})")
             return None
         self.rec.names = list(summary["names"])
         return self.start(summary["sfen"], line)
 
-    def other_line(self, pos: CheckedBoard | None, header: list[str], raw: str, s: str,
-                   no: int) -> bool:
+    def other_line(self, pos: CheckedBoard | None, header: list[str], raw: str, s: str, no: int) -> bool:
         """A KIF/KI2 line that is not a move: header before the first move, the end, or an
         error.  True when reading stops (the end, or variations, which are not analysed)."""
         if pos is None and not self.rec.errors:
@@ -191,7 +213,7 @@ class _Reading:
         return False
 
 
-_KIF_MOVE = re.compile(r"^\s*([0-9]+)\s+(\S+)")      # ASCII digits: a board diagram has ９ ８ ...
+_KIF_MOVE = re.compile(r"^\s*([0-9]+)\s+(\S+)")  # ASCII digits: a board diagram has ９ ８ ...
 
 
 def _read_kif(lines: list[str], r: _Reading) -> None:
@@ -217,7 +239,7 @@ def _read_kif(lines: list[str], r: _Reading) -> None:
             rec.result = KIF_TO_CSA.get(m.group(2), "%SENNICHITE")
             break
         if first is None:
-            first = int(m.group(1))          # a record from a set-up position may not start at 1
+            first = int(m.group(1))  # a record from a set-up position may not start at 1
         if int(m.group(1)) != first + pos.ply():
             r.error(no, s, f"move number {m.group(1)}, expected {first + pos.ply()}")
             break
@@ -268,7 +290,7 @@ def _read_ki2(lines: list[str], r: _Reading) -> None:
             try:
                 found = cshogi.KI2.Parser.parse_move_str(token, board)
             except (IndexError, AssertionError, ValueError):
-                found = []                   # no such legal move, or an ambiguous one
+                found = []  # no such legal move, or an ambiguous one
             if len(found) != 1:
                 r.error(no, token, f"cannot read move {pos.ply() + 1} (illegal or ambiguous)")
                 return
@@ -320,7 +342,7 @@ def _read_csa(lines: list[str], r: _Reading) -> None:
                 rec.result = s
                 return
             elif s == "/":
-                return                       # a second game follows: read the first only
+                return  # a second game follows: read the first only
             else:
                 r.error(no, s, "not a CSA statement")
                 if pos is not None:
@@ -339,7 +361,7 @@ def _read_usi(lines: list[str], r: _Reading) -> None:
         i += 1
     elif i < len(tokens) and (tokens[i][1] == "sfen" or "/" in tokens[i][1]):
         i += tokens[i][1] == "sfen"
-        fields = [t for _, t in tokens[i:i + 4]]
+        fields = [t for _, t in tokens[i : i + 4]]
         n = 4 if len(fields) == 4 and fields[3].isdigit() else 3
         sfen = " ".join(fields[:n])
         i += n
@@ -378,7 +400,7 @@ def _per_move(comments: Sequence[Sequence[str]] | None, i: int) -> Sequence[str]
 
 
 def _seconds(ms: float) -> int:
-    return max(0, int(ms // 1000))       # clock jitter can make a time slightly negative
+    return max(0, int(ms // 1000))  # clock jitter can make a time slightly negative
 
 
 def _clock(ms: float) -> str:
@@ -386,10 +408,18 @@ def _clock(ms: float) -> str:
     return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def kif(start_sfen: str, moves: Sequence[str], *, names: Sequence[str | None] = (None, None),
-        head: Sequence[str] = (), header_comments: Sequence[str] | None = None,
-        comments: Sequence[Sequence[str]] | None = None, times_ms: Sequence[float] | None = None,
-        ending: str | None = None, footer: Sequence[str] = ()) -> str:
+def kif(
+    start_sfen: str,
+    moves: Sequence[str],
+    *,
+    names: Sequence[str | None] = (None, None),
+    head: Sequence[str] = (),
+    header_comments: Sequence[str] | None = None,
+    comments: Sequence[Sequence[str]] | None = None,
+    times_ms: Sequence[float] | None = None,
+    ending: str | None = None,
+    footer: Sequence[str] = (),
+) -> str:
     """KIF text of a game.
 
     :param start_sfen: the start position: ``手合割：平手`` for the standard one, else a
@@ -436,10 +466,18 @@ def kif(start_sfen: str, moves: Sequence[str], *, names: Sequence[str | None] = 
     return "\n".join(out) + "\n"
 
 
-def csa(start_sfen: str, moves: Sequence[str], *, names: Sequence[str | None] = (None, None),
-        head: Sequence[str] = (), header_comments: Sequence[str] | None = None,
-        comments: Sequence[Sequence[str]] | None = None, times_ms: Sequence[float] | None = None,
-        ending: str | None = None, footer: Sequence[str] = ()) -> str:
+def csa(
+    start_sfen: str,
+    moves: Sequence[str],
+    *,
+    names: Sequence[str | None] = (None, None),
+    head: Sequence[str] = (),
+    header_comments: Sequence[str] | None = None,
+    comments: Sequence[Sequence[str]] | None = None,
+    times_ms: Sequence[float] | None = None,
+    ending: str | None = None,
+    footer: Sequence[str] = (),
+) -> str:
     """CSA V2.2 text of a game.
 
     :param start_sfen: the start position, written as its P1..P9 lines, hands and side.

@@ -4,6 +4,7 @@
 >>> p.symbol(), p.color, p.promoted, p.japanese()
 ('+r', 1, True, '龍')
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ _JAPANESE = ["", "歩", "香", "桂", "銀", "角", "飛", "金", "玉", "と", 
 class Piece:
     """piece_type: 1..14 as in ``usi_engine.core.types`` (PAWN=1 ... KING=8, promoted =
     base + 8); color: 0 black (sente), 1 white (gote)."""
+
     piece_type: int
     color: int
 

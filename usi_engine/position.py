@@ -11,6 +11,7 @@ numba side (which trusts its input) sees it.
 >>> pos.pop()
 Move('7g7f')
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,9 +22,28 @@ import numpy as np
 
 from .core import board as cb
 from .core.movegen import generate, GEN_ALL, is_legal
-from .core.types import (BLACK, PAWN, BISHOP, ROOK, KING, DROP_BASE, MAX_MOVES, MAX_HISTORY,
-                         MAX_PLY, PIECE_LETTERS, base_type, square_name, parse_square, color_of,
-                         type_of, make_move, make_drop, move_from, move_to, is_promotion)
+from .core.types import (
+    BLACK,
+    PAWN,
+    BISHOP,
+    ROOK,
+    KING,
+    DROP_BASE,
+    MAX_MOVES,
+    MAX_HISTORY,
+    MAX_PLY,
+    PIECE_LETTERS,
+    base_type,
+    square_name,
+    parse_square,
+    color_of,
+    type_of,
+    make_move,
+    make_drop,
+    move_from,
+    move_to,
+    is_promotion,
+)
 from .move import Move, trusted_move
 from .piece import Piece
 from .sfen import START_SFEN, hand_of, parse_sfen, piece_on, sfen_text
@@ -63,6 +83,7 @@ class Position:
     Raises ValueError with a message that says what is wrong on bad SFEN or bad moves;
     a failed call leaves the position as it was.
     """
+
     START_SFEN = START_SFEN
 
     def __init__(self, sfen: str | None = None) -> None:
@@ -96,7 +117,7 @@ class Position:
             raise ValueError("position needs 'startpos' or 'sfen ...'")
         if "moves" in tokens:
             i = tokens.index("moves")
-            head, moves = tokens[:i], tokens[i + 1:]
+            head, moves = tokens[:i], tokens[i + 1 :]
         else:
             head, moves = tokens, []
         if head == ["startpos"]:
@@ -189,7 +210,7 @@ class Position:
 
     def move_stack(self) -> list[Move]:
         """Moves played since the root SFEN, oldest first."""
-        return [trusted_move(move_to_usi(int(m))) for m in self.arrays.moves[:self.arrays.st[cb.ST_PLY]]]
+        return [trusted_move(move_to_usi(int(m))) for m in self.arrays.moves[: self.arrays.st[cb.ST_PLY]]]
 
     # --- board -------------------------------------------------------------------------
     def piece_at(self, square: int | str) -> Piece | None:
@@ -288,6 +309,7 @@ class Position:
         its output / fv_scale, as YaneuraOu's `e` prints it."""
         from .core.evaluate import evaluate
         from .core.network import network_arrays, NetArrays
+
         arrays = self.arrays
         if network is not None:
             if not isinstance(network, NetArrays):
@@ -302,6 +324,7 @@ class Position:
         """The final position of a game record: a file path, or KIF/KI2/CSA/USI text.
         ValueError naming the line if any line of it cannot be read."""
         from .notation import read_file, read_into
+
         text = source
         if isinstance(source, Path) or _is_file(source):
             text, fmt = read_file(source, fmt)
@@ -321,8 +344,7 @@ class Position:
 
     def record(self) -> "Record":
         """This game (root SFEN and moves) as a ``Record`` (``usi_engine.record.Record``)."""
-        return Record(start_sfen=self._root().sfen(), moves=self.move_stack(), move_lines=[],
-                      format="usi")
+        return Record(start_sfen=self._root().sfen(), moves=self.move_stack(), move_lines=[], format="usi")
 
     def _root(self) -> "Position":
         """A copy of the position before the first move played."""
@@ -334,11 +356,13 @@ class Position:
     def kif(self) -> str:
         """The game so far as KIF text."""
         from .notation import kif
+
         return kif(self._root().sfen(), self.move_stack())
 
     def csa(self) -> str:
         """The game so far as CSA text."""
         from .notation import csa
+
         return csa(self._root().sfen(), self.move_stack())
 
     def __repr__(self) -> str:
@@ -348,6 +372,7 @@ class Position:
         """The board as SVG, with the last move and a check marked: how Jupyter shows a
         Position (``usi_engine.svg.board`` draws it, with more options)."""
         from .svg import board, checked_king
+
         return board(self, lastmove=self.peek(), check=checked_king(self))
 
 
@@ -361,6 +386,7 @@ class Record:
     ``Position``, because each of the two makes the other (``Position.record()``,
     ``Record.position()``).
     """
+
     start_sfen: str = START_SFEN
     moves: list[Move] = field(default_factory=list)
     move_lines: list[int] = field(default_factory=list)
@@ -372,7 +398,7 @@ class Record:
     def position(self, ply: int | None = None) -> Position:
         """The position after ``ply`` moves (all of them by default), with its history."""
         pos = Position(self.start_sfen)
-        for m in self.moves[:len(self.moves) if ply is None else ply]:
+        for m in self.moves[: len(self.moves) if ply is None else ply]:
             pos.push(m)
         return pos
 

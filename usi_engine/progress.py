@@ -7,6 +7,7 @@
 
 Standard library only: tqdm is imported when a bar is shown.
 """
+
 from __future__ import annotations
 
 import sys

@@ -12,17 +12,26 @@ or an illegal move is reported with its line number, and the moves before it are
 >>> print(kif_text(rec).splitlines()[-1])
    3 ２二角成(88)
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-from .notation import (CSA_TO_KIF, FORMATS, RecordError, csa, decode, detect_format, kif,
-                       read_file, read_into)
+from .notation import CSA_TO_KIF, FORMATS, RecordError, csa, decode, detect_format, kif, read_file, read_into
 from .position import Position, Record
 
-__all__ = ["FORMATS", "Record", "RecordError", "csa_text", "decode", "detect_format", "kif_text",
-           "parse_record", "read_record"]
+__all__ = [
+    "FORMATS",
+    "Record",
+    "RecordError",
+    "csa_text",
+    "decode",
+    "detect_format",
+    "kif_text",
+    "parse_record",
+    "read_record",
+]
 
 
 def read_record(path: str | Path, fmt: str | None = None) -> Record:
@@ -39,16 +48,30 @@ def parse_record(text: str, fmt: str | None = None) -> Record:
     return rec
 
 
-def kif_text(rec: Record, comments: Sequence[Sequence[str]] | None = None,
-             header_comments: Sequence[str] | None = None) -> str:
+def kif_text(
+    rec: Record, comments: Sequence[Sequence[str]] | None = None, header_comments: Sequence[str] | None = None
+) -> str:
     """KIF text of a record; ``comments[i]`` are the comment lines written after move i+1
     (``*`` lines, as ShogiHome, ShogiGUI and Kakinoki read them)."""
-    return kif(rec.start_sfen, rec.moves, names=rec.names, header_comments=header_comments,
-               comments=comments, ending=CSA_TO_KIF.get(rec.result))
+    return kif(
+        rec.start_sfen,
+        rec.moves,
+        names=rec.names,
+        header_comments=header_comments,
+        comments=comments,
+        ending=CSA_TO_KIF.get(rec.result),
+    )
 
 
-def csa_text(rec: Record, comments: Sequence[Sequence[str]] | None = None,
-             header_comments: Sequence[str] | None = None) -> str:
+def csa_text(
+    rec: Record, comments: Sequence[Sequence[str]] | None = None, header_comments: Sequence[str] | None = None
+) -> str:
     """CSA V2.2 text of a record; ``comments[i]`` follow move i+1 as ``'*`` lines."""
-    return csa(rec.start_sfen, rec.moves, names=rec.names, header_comments=header_comments,
-               comments=comments, ending=rec.result)
+    return csa(
+        rec.start_sfen,
+        rec.moves,
+        names=rec.names,
+        header_comments=header_comments,
+        comments=comments,
+        ending=rec.result,
+    )

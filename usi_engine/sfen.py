@@ -9,13 +9,31 @@ without the rules of moves, all that a drawing (``usi_engine.svg``) needs.
 >>> d.sfen()
 'lnsgkg1nl/1r5s1/pppppp1pp/6p2/9/2P6/PP1PPPPPP/7R1/LNSGKGSNL w Bb 1'
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from .core.types import (BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                         PIECE_LETTERS, HAND_ORDER, PROMOTED, WHITE_BIT, base_type, square_name,
-                         parse_square, color_of, type_of)
+from .core.types import (
+    BLACK,
+    WHITE,
+    PAWN,
+    LANCE,
+    KNIGHT,
+    BISHOP,
+    ROOK,
+    GOLD,
+    KING,
+    PIECE_LETTERS,
+    HAND_ORDER,
+    PROMOTED,
+    WHITE_BIT,
+    base_type,
+    square_name,
+    parse_square,
+    color_of,
+    type_of,
+)
 from .piece import Piece
 
 START_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
@@ -31,7 +49,7 @@ def _parse_board(text: str) -> np.ndarray:
         raise ValueError(f"SFEN board needs 9 ranks separated by '/', got {len(rows)}")
     board = np.zeros(81, np.int8)
     for r, row in enumerate(rows):
-        f = 8                       # SFEN lists each rank from file 9 down to file 1
+        f = 8  # SFEN lists each rank from file 9 down to file 1
         promoted = False
         for ch in row:
             if ch.isdigit():
@@ -176,6 +194,7 @@ class Diagram:
     """A position read from an SFEN (the start position by default), read-only and without
     the rules of moves: the pieces, the hands, the side to move.  ValueError on a bad SFEN
     (``parse_sfen``)."""
+
     __slots__ = ("board", "hands", "turn", "movenum")
 
     def __init__(self, sfen: str | None = None) -> None:

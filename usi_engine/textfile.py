@@ -1,6 +1,7 @@
 """Reading a text file that a user names on a command line (an opening list, a list of
 SFENs): one place that turns "missing", "unreadable" and "not text" into a ValueError
 naming the file, so that every command refuses such a file the same way."""
+
 from __future__ import annotations
 
 

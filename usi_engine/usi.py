@@ -16,6 +16,7 @@ engine and, say, YaneuraOu with a strong network without other changes.
 The process wrapper is the match runner's (``usi_engine.usiproc``): every wait has a
 deadline, a dead engine raises ``EngineCrashed``, a silent one ``EngineTimeout``.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -29,10 +30,16 @@ from .move import Move
 
 __all__ = ["Client", "EngineError", "EngineCrashed", "EngineTimeout", "parse_info_line"]
 
-STOP_GRACE_S = 10.0          # after the limit (or stop), wait this long for bestmove
-NO_DEADLINE_S = 10 ** 7      # depth/nodes/infinite searches wait as long as they take
-_INT_FIELDS = {"depth": "depth", "seldepth": "seldepth", "nodes": "nodes", "nps": "nps",
-               "multipv": "multipv", "time": "time"}
+STOP_GRACE_S = 10.0  # after the limit (or stop), wait this long for bestmove
+NO_DEADLINE_S = 10**7  # depth/nodes/infinite searches wait as long as they take
+_INT_FIELDS = {
+    "depth": "depth",
+    "seldepth": "seldepth",
+    "nodes": "nodes",
+    "nps": "nps",
+    "multipv": "multipv",
+    "time": "time",
+}
 
 
 class Client:
@@ -46,9 +53,15 @@ class Client:
         self._multipv = 1
 
     @classmethod
-    def popen(cls, cmd: str | Sequence[str], options: Mapping[str, object] | None = None, *,
-              cwd: str | None = None, ready_timeout: float = 120.0,
-              log: str | None = None) -> "Client":
+    def popen(
+        cls,
+        cmd: str | Sequence[str],
+        options: Mapping[str, object] | None = None,
+        *,
+        cwd: str | None = None,
+        ready_timeout: float = 120.0,
+        log: str | None = None,
+    ) -> "Client":
         """Start ``cmd`` (a command line, split like a shell, or an argument list), do the
         usi / setoption / isready handshake and ``usinewgame``.  ``log``: a file that
         receives the USI traffic and the engine's stderr."""
@@ -88,8 +101,9 @@ class Client:
     def _setoptions(self, options: Mapping[str, object]) -> None:
         for name, value in options.items():
             if self._proc.options and name not in self._proc.options:
-                raise ValueError(f"the engine declares no option {name!r}; it has: "
-                                 + ", ".join(self._proc.options))
+                raise ValueError(
+                    f"the engine declares no option {name!r}; it has: " + ", ".join(self._proc.options)
+                )
             text = ("true" if value else "false") if isinstance(value, bool) else str(value)
             self._send(f"setoption name {name} value {text}")
             if name in ("MultiPV", "USI_MultiPV"):
@@ -99,8 +113,13 @@ class Client:
         self._send("usinewgame")
 
     # --- searching ------------------------------------------------------------------------
-    def analyse(self, position, limit: Limit, multipv: int | None = None,
-                on_info: Callable[[Info], None] | None = None) -> list[Info]:
+    def analyse(
+        self,
+        position,
+        limit: Limit,
+        multipv: int | None = None,
+        on_info: Callable[[Info], None] | None = None,
+    ) -> list[Info]:
         """Search ``position`` (a Position, an SFEN, or 'startpos|sfen ... moves ...') within
         ``limit``; the best ``multipv`` lines, best first (empty if the engine sent none)."""
         infos, _ = self._go(position, limit, multipv, on_info)
@@ -235,7 +254,7 @@ def parse_info_line(line: str, turn: int = 0) -> Info | None:
                 bound = tokens[i]
                 i += 1
         elif key == "pv":
-            for t in tokens[i + 1:]:
+            for t in tokens[i + 1 :]:
                 try:
                     pv.append(Move(t))
                 except ValueError:
@@ -245,6 +264,15 @@ def parse_info_line(line: str, turn: int = 0) -> Info | None:
             i += 1
     if score is None:
         return None
-    return Info(score=score, pv=pv, depth=values.get("depth", 0), seldepth=values.get("seldepth", 0),
-                nodes=values.get("nodes", 0), time=values.get("time", 0) / 1000.0,
-                nps=values.get("nps", 0), multipv=values.get("multipv", 1), turn=turn, bound=bound)
+    return Info(
+        score=score,
+        pv=pv,
+        depth=values.get("depth", 0),
+        seldepth=values.get("seldepth", 0),
+        nodes=values.get("nodes", 0),
+        time=values.get("time", 0) / 1000.0,
+        nps=values.get("nps", 0),
+        multipv=values.get("multipv", 1),
+        turn=turn,
+        bound=bound,
+    )

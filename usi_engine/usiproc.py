@@ -47,8 +47,7 @@ class EngineLog:
     megabytes) used to delay the stamp of the next ``bestmove`` and forfeit the game.
     """
 
-    def __init__(self, path: Optional[str], memory: bool = False,
-                 t0: Optional[float] = None) -> None:
+    def __init__(self, path: Optional[str], memory: bool = False, t0: Optional[float] = None) -> None:
         """``t0``: the ``time.monotonic()`` the stamps count from (default: now); the logs
         of one match share it, so their lines can be merged in time order."""
         self._lock = threading.Lock()
@@ -59,8 +58,9 @@ class EngineLog:
         if path:
             file = open(path, "a", encoding="utf-8")
             self._pending = queue.SimpleQueue()
-            self._writer = threading.Thread(target=_write_batches, args=(file, self._pending),
-                                            name="engine-log", daemon=True)
+            self._writer = threading.Thread(
+                target=_write_batches, args=(file, self._pending), name="engine-log", daemon=True
+            )
             self._writer.start()
 
     def write(self, tag: str, direction: str, line: str, stamp: Optional[float] = None) -> None:
@@ -143,7 +143,7 @@ def parse_info(line: str, result: SearchResult) -> None:
                 pass
             i += 2
         elif key == "pv":
-            result.pv = tokens[i + 1:]
+            result.pv = tokens[i + 1 :]
             return
         elif key == "string":
             return
@@ -154,8 +154,14 @@ def parse_info(line: str, result: SearchResult) -> None:
 class UsiProcess:
     """One running USI engine."""
 
-    def __init__(self, cmd: Sequence[str], log: Optional[EngineLog] = None, tag: str = "",
-                 cwd: Optional[str] = None, abort: Optional[threading.Event] = None) -> None:
+    def __init__(
+        self,
+        cmd: Sequence[str],
+        log: Optional[EngineLog] = None,
+        tag: str = "",
+        cwd: Optional[str] = None,
+        abort: Optional[threading.Event] = None,
+    ) -> None:
         self.cmd = list(cmd)
         self.log = log or EngineLog(None)
         self.tag = tag
@@ -174,20 +180,26 @@ class UsiProcess:
         self.log.write(self.tag, "*", f"start {' '.join(self.cmd)}")
         try:
             self.proc = subprocess.Popen(
-                self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, bufsize=1, cwd=self.cwd, start_new_session=True)
+                self.cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise EngineCrashed(f"cannot start {self.cmd!r}: {exc}") from exc
         self._lines = queue.Queue()
         threading.Thread(target=self._pump_stdout, args=(self.proc, self._lines), daemon=True).start()
         threading.Thread(target=self._pump_stderr, args=(self.proc,), daemon=True).start()
 
-    def _pump_stdout(self, proc: subprocess.Popen,
-                     lines: "queue.Queue[tuple[float, Optional[str]]]") -> None:
+    def _pump_stdout(self, proc: subprocess.Popen, lines: "queue.Queue[tuple[float, Optional[str]]]") -> None:
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
-                stamp = time.monotonic()   # first: this stamp can decide a time loss
+                stamp = time.monotonic()  # first: this stamp can decide a time loss
                 line = raw.rstrip("\r\n")
                 lines.put((stamp, line))
                 self.log.write(self.tag, "<", line, stamp)
@@ -301,7 +313,7 @@ class UsiProcess:
             if tokens[:2] == ["id", "name"]:
                 self.id_name = " ".join(tokens[2:])
             elif tokens[:2] == ["option", "name"] and "type" in tokens:
-                self.options[" ".join(tokens[2:tokens.index("type")])] = line
+                self.options[" ".join(tokens[2 : tokens.index("type")])] = line
 
     def setoptions(self, options: Mapping[str, str]) -> None:
         for name, value in options.items():

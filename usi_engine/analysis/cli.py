@@ -1,5 +1,6 @@
 """``usi-engine-analyse RECORD``: analyse a game record and write the graph, the annotated
 record, an HTML report and JSON next to it (or under ``--out``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,19 +20,34 @@ no move: one line on stderr says which, and nothing is written)."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="usi-engine-analyse", description=__doc__.split("\n\n")[0],
-                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine-analyse",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("record", help="KIF/KIFU (Shift-JIS or UTF-8), KI2, CSA, or SFEN/USI moves file")
     ap.add_argument("--format", choices=("kif", "ki2", "csa", "usi"), help="default: from the extension")
     limit = ap.add_argument_group("limit per position (default --time 1)")
     limit.add_argument("--time", type=float, help="seconds")
     limit.add_argument("--depth", type=int, help="plies")
     limit.add_argument("--nodes", type=int)
-    ap.add_argument("--engine", metavar="CMD", help="a USI engine command line (default: this engine, in process)")
-    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                    help="engine option, repeatable (e.g. --option USI_Hash=256)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                    help="engines working in parallel, one per core (default: %(default)s)")
+    ap.add_argument(
+        "--engine", metavar="CMD", help="a USI engine command line (default: this engine, in process)"
+    )
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="engine option, repeatable (e.g. --option USI_Hash=256)",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="engines working in parallel, one per core (default: %(default)s)",
+    )
     ap.add_argument("--out", metavar="PREFIX", help="output path prefix")
     ap.add_argument("--no-png", action="store_true", help="do not draw the graph (no matplotlib needed)")
     ap.add_argument("--no-html", action="store_true", help="do not write the HTML report")
@@ -54,8 +70,10 @@ def engine_factory(args: argparse.Namespace):
         options[name.strip()] = value.strip()
     if args.engine:
         from ..usi import Client
+
         return lambda: Client.popen(args.engine, options)
     from ..api import Engine
+
     options.setdefault("USI_Hash", "16")
     return lambda: Engine(options)
 
@@ -64,11 +82,13 @@ def _looks_binary(data: bytes) -> bool:
     """Bytes that no record editor writes: NUL, other control characters, or bytes that are
     neither UTF-8 nor Shift-JIS."""
     from ..record import decode
+
     if b"\0" in data:
         return True
     text = decode(data)
-    return any(ch == "\ufffd" or (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r\f\v\x1a")
-               for ch in text)
+    return any(
+        ch == "\ufffd" or (unicodedata.category(ch) == "Cc" and ch not in "\t\n\r\f\v\x1a") for ch in text
+    )
 
 
 def not_a_game(path: Path, record) -> str | None:
@@ -107,14 +127,22 @@ def main(argv: list[str] | None = None) -> int:
     for err in record.errors:
         print(f"usi-engine-analyse: {path}: {err}", file=sys.stderr)
     limit = Limit(time=args.time, depth=args.depth, nodes=args.nodes)
-    analysis = analyse_game(record, limit, engine_factory(args), jobs=min(args.jobs, len(record.moves) + 1),
-                            progress=not args.quiet)
+    analysis = analyse_game(
+        record,
+        limit,
+        engine_factory(args),
+        jobs=min(args.jobs, len(record.moves) + 1),
+        progress=not args.quiet,
+    )
     prefix = Path(args.out) if args.out else path.with_suffix("")
     prefix.parent.mkdir(parents=True, exist_ok=True)
     skipped = {"png"} if args.no_png else set()
     skipped |= {"html"} if args.no_html else set()
-    out = {ext: Path(f"{prefix}.analysis.{ext}") for ext in ("png", "kif", "csa", "json", "html")
-           if ext not in skipped}
+    out = {
+        ext: Path(f"{prefix}.analysis.{ext}")
+        for ext in ("png", "kif", "csa", "json", "html")
+        if ext not in skipped
+    }
     write_kif(analysis, out["kif"])
     out["csa"].write_text(annotated_csa(analysis), encoding="utf-8")
     write_json(analysis, out["json"])

@@ -10,6 +10,7 @@ it (0 when the move played is the engine's best move).  Classes, by loss (a pawn
     mistake     >= MISTAKE_CP    (400: about a silver or gold)
     blunder     >= BLUNDER_CP    (900: about a rook or bishop)
 """
+
 from __future__ import annotations
 
 import queue
@@ -32,6 +33,7 @@ CLASSES = ("blunder", "mistake", "inaccuracy")
 
 class Analyser(Protocol):
     """What analyses a position: ``usi_engine.Engine`` or ``usi_engine.usi.Client``."""
+
     def analyse(self, position: Position, limit: Limit, multipv: int | None = None) -> list[Info]: ...
     def close(self) -> None: ...
 
@@ -39,10 +41,11 @@ class Analyser(Protocol):
 @dataclass
 class PositionEval:
     """The engine's view of one position (``ply`` moves into the game)."""
+
     ply: int
     sfen: str
     turn: int
-    score: Score | None = None        # side to move's view; None: not evaluated, or game over
+    score: Score | None = None  # side to move's view; None: not evaluated, or game over
     pv: list[Move] = field(default_factory=list)
     depth: int = 0
     nodes: int = 0
@@ -67,16 +70,17 @@ class PositionEval:
 @dataclass
 class MoveAnalysis:
     """One move of the game judged: ``ply`` is its number (1 = the first move)."""
+
     ply: int
     move: Move
-    side: int                          # 0 black, 1 white
-    line: int | None                   # its line in the source record
-    eval_before: int | None            # black's view, clipped
+    side: int  # 0 black, 1 white
+    line: int | None  # its line in the source record
+    eval_before: int | None  # black's view, clipped
     eval_after: int | None
-    best: Move | None                  # the engine's move in the position before
+    best: Move | None  # the engine's move in the position before
     best_pv: list[Move]
-    loss: int | None                   # centipawns the mover lost against the best move
-    label: str | None                  # 'blunder', 'mistake', 'inaccuracy' or None
+    loss: int | None  # centipawns the mover lost against the best move
+    label: str | None  # 'blunder', 'mistake', 'inaccuracy' or None
 
 
 def classify(loss: int | None) -> str | None:
@@ -102,8 +106,9 @@ class GameAnalysis:
     @property
     def errors(self) -> list[str]:
         """What could not be read or evaluated, with line numbers."""
-        return [str(e) for e in self.record.errors] + \
-               [f"position after move {p.ply}: {p.error}" for p in self.positions if p.error]
+        return [str(e) for e in self.record.errors] + [
+            f"position after move {p.ply}: {p.error}" for p in self.positions if p.error
+        ]
 
     def summary(self) -> dict[str, dict]:
         """Per player: moves judged, average loss, moves equal to the engine's, and the
@@ -116,7 +121,9 @@ class GameAnalysis:
                 "name": self.record.names[side],
                 "moves": len(mine),
                 "average_loss": round(sum(losses) / len(losses), 1) if losses else None,
-                "best_move_agreement": round(sum(m.move == m.best for m in mine) / len(mine), 3) if mine else None,
+                "best_move_agreement": round(sum(m.move == m.best for m in mine) / len(mine), 3)
+                if mine
+                else None,
                 **{c: sum(m.label == c for m in mine) for c in CLASSES},
             }
         return out
@@ -133,13 +140,30 @@ def judge(record: Record, evals: list[PositionEval]) -> list[MoveAnalysis]:
         loss = None
         if b is not None and a is not None:
             loss = 0 if move == before.best else max(0, sign * (b - a))
-        out.append(MoveAnalysis(i + 1, move, side, record.move_lines[i] if i < len(record.move_lines) else None,
-                                b, a, before.best, list(before.pv), loss, classify(loss)))
+        out.append(
+            MoveAnalysis(
+                i + 1,
+                move,
+                side,
+                record.move_lines[i] if i < len(record.move_lines) else None,
+                b,
+                a,
+                before.best,
+                list(before.pv),
+                loss,
+                classify(loss),
+            )
+        )
     return out
 
 
-def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Callable[[], Analyser],
-                       jobs: int = 1, progress: bool = False) -> list[PositionEval]:
+def evaluate_positions(
+    positions: list[Position],
+    limit: Limit,
+    make_engine: Callable[[], Analyser],
+    jobs: int = 1,
+    progress: bool = False,
+) -> list[PositionEval]:
     """Evaluate each position with ``jobs`` engines working in parallel (threads: the
     in-process search releases the GIL, a USI engine is a process of its own)."""
     evals = [PositionEval(ply=k, sfen=p.sfen(), turn=p.side_to_move()) for k, p in enumerate(positions)]
@@ -155,7 +179,7 @@ def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Cal
     def work() -> None:
         try:
             engine = make_engine()
-        except BaseException as exc:      # reported after the others finished
+        except BaseException as exc:  # reported after the others finished
             failures.append(exc)
             return
         try:
@@ -183,7 +207,7 @@ def evaluate_positions(positions: list[Position], limit: Limit, make_engine: Cal
 def _evaluate_one(engine: Analyser, pos: Position, limit: Limit, out: PositionEval) -> None:
     try:
         infos = engine.analyse(pos, limit, 1)
-    except Exception as exc:              # an engine error costs this position, not the game
+    except Exception as exc:  # an engine error costs this position, not the game
         out.error = f"{type(exc).__name__}: {exc}"
         return
     if not infos:
@@ -193,8 +217,15 @@ def _evaluate_one(engine: Analyser, pos: Position, limit: Limit, out: PositionEv
     out.score, out.pv, out.depth, out.nodes = info.score, list(info.pv), info.depth, info.nodes
 
 
-def analyse_game(record: Record, limit: Limit, make_engine: Callable[[], Analyser], *,
-                 jobs: int = 1, progress: bool = False, engine_name: str | None = None) -> GameAnalysis:
+def analyse_game(
+    record: Record,
+    limit: Limit,
+    make_engine: Callable[[], Analyser],
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    engine_name: str | None = None,
+) -> GameAnalysis:
     """Evaluate every position of ``record`` and judge every move.  The engine's name in
     the outputs is ``engine_name``, or what the engine calls itself (its ``name``)."""
     names: list[str] = []

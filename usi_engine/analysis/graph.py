@@ -3,6 +3,7 @@ shrinks to the game's range, down to +-MIN_RANGE_CP), with the blunders, mistake
 inaccuracies marked where they were played.  matplotlib (the ``analysis`` extra) draws it
 without pyplot, so no GUI backend is touched.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,10 +11,13 @@ from pathlib import Path
 from .game import GameAnalysis
 
 GRAPH_CLIP_CP = 2000
-MIN_RANGE_CP = 600             # the y axis spans at least +-600
+MIN_RANGE_CP = 600  # the y axis spans at least +-600
 WIDTH_PX, HEIGHT_PX, DPI = 1000, 450, 100
-MARKERS = {"blunder": ("#d62728", "X", 90), "mistake": ("#ff7f0e", "v", 60),
-           "inaccuracy": ("#bcbd22", "o", 30)}
+MARKERS = {
+    "blunder": ("#d62728", "X", 90),
+    "mistake": ("#ff7f0e", "v", 60),
+    "inaccuracy": ("#bcbd22", "o", 30),
+}
 
 
 def _clip(cp: int) -> int:
@@ -26,8 +30,13 @@ def axis_top(values: list[int]) -> float:
     return min(GRAPH_CLIP_CP, max([MIN_RANGE_CP] + [abs(y) * 1.15 for y in values]))
 
 
-def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
-         height_px: int = HEIGHT_PX, dpi: int = DPI) -> None:
+def plot(
+    analysis: GameAnalysis,
+    path: str | Path,
+    width_px: int = WIDTH_PX,
+    height_px: int = HEIGHT_PX,
+    dpi: int = DPI,
+) -> None:
     """Write the graph as PNG of exactly width_px x height_px pixels."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -42,11 +51,21 @@ def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
     ax.plot(xs, ys, color="#08306b", linewidth=1.4)
     ax.axhline(0, color="#444444", linewidth=0.8)
     for label, (color, marker, size) in MARKERS.items():
-        marked = [(m.ply, _clip(m.eval_after)) for m in analysis.moves
-                  if m.label == label and m.eval_after is not None]
+        marked = [
+            (m.ply, _clip(m.eval_after))
+            for m in analysis.moves
+            if m.label == label and m.eval_after is not None
+        ]
         if marked:
-            ax.scatter([x for x, _ in marked], [y for _, y in marked], c=color, marker=marker, s=size,
-                       zorder=3, label=f"{label} ({len(marked)})")
+            ax.scatter(
+                [x for x, _ in marked],
+                [y for _, y in marked],
+                c=color,
+                marker=marker,
+                s=size,
+                zorder=3,
+                label=f"{label} ({len(marked)})",
+            )
     ax.set_xlim(0, max(1, len(analysis.positions) - 1))
     top = axis_top(ys)
     ax.set_ylim(-top * 1.04, top * 1.04)
@@ -54,8 +73,11 @@ def plot(analysis: GameAnalysis, path: str | Path, width_px: int = WIDTH_PX,
     ax.set_ylabel("evaluation, black's view (cp)")
     ax.grid(True, alpha=0.3)
     names = analysis.record.names
-    ax.set_title(f"{names[0] or 'black'} (black) vs {names[1] or 'white'} (white): "
-                 f"{analysis.engine}, clipped at +-{GRAPH_CLIP_CP}", fontsize=10)
+    ax.set_title(
+        f"{names[0] or 'black'} (black) vs {names[1] or 'white'} (white): "
+        f"{analysis.engine}, clipped at +-{GRAPH_CLIP_CP}",
+        fontsize=10,
+    )
     if any(m.label for m in analysis.moves):
         ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()

@@ -11,6 +11,7 @@ the script only swaps them: the page shows exactly what the Python API draws.
 Hooks for tools: every entry of the move list is an element with ``data-ply="N"`` (N = 1
 for the first move); ``#board`` holds the board shown and says which in ``data-show``.
 """
+
 from __future__ import annotations
 
 import html
@@ -26,7 +27,7 @@ from .report import JAPANESE_LABELS, ki2_line, limit_text
 # the graph's drawing area, in SVG user units (it scales with the page)
 GRAPH_W, GRAPH_H = 640, 200
 GRAPH_LEFT, GRAPH_RIGHT, GRAPH_TOP, GRAPH_BOTTOM = 44, 8, 8, 22
-PV_ARROWS = 3                    # plies of the engine's line drawn on the board
+PV_ARROWS = 3  # plies of the engine's line drawn on the board
 # the move list's marks, as in chess annotation (and lichess)
 GLYPHS = {"blunder": "??", "mistake": "?", "inaccuracy": "?!"}
 
@@ -36,17 +37,27 @@ def html_report(analysis: GameAnalysis, title: str | None = None) -> str:
     names = [n or side for n, side in zip(analysis.record.names, ("black", "white"))]
     title = title or f"{names[0]} vs {names[1]}: analysis by {analysis.engine}"
     boards = [_board(analysis, k) for k in range(len(analysis.positions))]
-    data = {"plies": [_ply_info(analysis, k) for k in range(len(analysis.positions))],
-            "graph": {"x0": GRAPH_LEFT, "dx": _dx(analysis)}}
+    data = {
+        "plies": [_ply_info(analysis, k) for k in range(len(analysis.positions))],
+        "graph": {"x0": GRAPH_LEFT, "dx": _dx(analysis)},
+    }
     # "</" would end the script element early; "<\/" is the same JSON string
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     return _PAGE.format(
-        title=html.escape(title), css=_CSS, script=_SCRIPT, payload=payload,
-        heading=html.escape(title), about=html.escape(_about(analysis)),
-        summary=_summary_table(analysis), graph=_graph(analysis), moves=_move_list(analysis),
-        first_board=boards[-1], last=len(boards) - 1,
+        title=html.escape(title),
+        css=_CSS,
+        script=_SCRIPT,
+        payload=payload,
+        heading=html.escape(title),
+        about=html.escape(_about(analysis)),
+        summary=_summary_table(analysis),
+        graph=_graph(analysis),
+        moves=_move_list(analysis),
+        first_board=boards[-1],
+        last=len(boards) - 1,
         # inert templates, one per position: SVG text as it is (no escaping, as JSON would need)
-        boards="".join(f"<template>{b}</template>" for b in boards))
+        boards="".join(f"<template>{b}</template>" for b in boards),
+    )
 
 
 def write_html(analysis: GameAnalysis, path: str | Path, title: str | None = None) -> None:
@@ -57,11 +68,13 @@ def write_html(analysis: GameAnalysis, path: str | Path, title: str | None = Non
 def _board(analysis: GameAnalysis, k: int) -> str:
     """Position k (after k moves): the move that led there, a check, and the engine's line."""
     from ..position import Position
+
     p = analysis.positions[k]
     pos = Position(p.sfen)
     last = analysis.record.moves[k - 1] if k else None
-    return svg.board(pos, lastmove=last, check=svg.checked_king(pos),
-                     arrows=svg.pv_arrows(p.pv, p.turn, PV_ARROWS))
+    return svg.board(
+        pos, lastmove=last, check=svg.checked_king(pos), arrows=svg.pv_arrows(p.pv, p.turn, PV_ARROWS)
+    )
 
 
 def _side_mark(turn: int) -> str:
@@ -88,8 +101,13 @@ def _ply_info(analysis: GameAnalysis, k: int) -> dict:
     if k:
         m = analysis.moves[k - 1]
         before = analysis.positions[k - 1]
-        info.update(move=_move_text(analysis, k), usi=m.move.usi(), label=m.label, loss=m.loss,
-                    best=ki2_line(before.sfen, [m.best]) if m.best else None)
+        info.update(
+            move=_move_text(analysis, k),
+            usi=m.move.usi(),
+            label=m.label,
+            loss=m.loss,
+            best=ki2_line(before.sfen, [m.best]) if m.best else None,
+        )
     return info
 
 
@@ -103,8 +121,10 @@ def _move_text(analysis: GameAnalysis, k: int) -> str:
 def _about(analysis: GameAnalysis) -> str:
     rec = analysis.record
     result = f", result {rec.result}" if rec.result else ""
-    return (f"{len(analysis.moves)} moves{result}; analysed by {analysis.engine} ({limit_text(analysis)}). "
-            f"Evaluations are centipawns from black's view.")
+    return (
+        f"{len(analysis.moves)} moves{result}; analysed by {analysis.engine} ({limit_text(analysis)}). "
+        f"Evaluations are centipawns from black's view."
+    )
 
 
 def _summary_table(analysis: GameAnalysis) -> str:
@@ -112,11 +132,15 @@ def _summary_table(analysis: GameAnalysis) -> str:
     for key, s in analysis.summary().items():
         avg = "-" if s["average_loss"] is None else f"{s['average_loss']:.0f}"
         agree = "-" if s["best_move_agreement"] is None else f"{100 * s['best_move_agreement']:.0f}%"
-        rows.append(f"<tr><th>{_side_mark(0 if key == 'black' else 1)} {html.escape(s['name'] or key)}</th>"
-                    f"<td>{avg}</td><td>{agree}</td><td class='blunder'>{s['blunder']}</td>"
-                    f"<td class='mistake'>{s['mistake']}</td><td class='inaccuracy'>{s['inaccuracy']}</td></tr>")
-    head = ("<tr><th></th><th>average loss</th><th>engine's move</th><th>blunders ??</th>"
-            "<th>mistakes ?</th><th>inaccuracies ?!</th></tr>")
+        rows.append(
+            f"<tr><th>{_side_mark(0 if key == 'black' else 1)} {html.escape(s['name'] or key)}</th>"
+            f"<td>{avg}</td><td>{agree}</td><td class='blunder'>{s['blunder']}</td>"
+            f"<td class='mistake'>{s['mistake']}</td><td class='inaccuracy'>{s['inaccuracy']}</td></tr>"
+        )
+    head = (
+        "<tr><th></th><th>average loss</th><th>engine's move</th><th>blunders ??</th>"
+        "<th>mistakes ?</th><th>inaccuracies ?!</th></tr>"
+    )
     return f"<table class='summary'>{head}{''.join(rows)}</table>"
 
 
@@ -126,8 +150,10 @@ def _move_list(analysis: GameAnalysis) -> str:
         label = m.label or ""
         glyph = f"<span class='glyph'>{GLYPHS[label]}</span>" if label else ""
         tip = f"{m.move.usi()}" + (f": {label} ({JAPANESE_LABELS[label]}), loss {m.loss}" if label else "")
-        items.append(f"<li data-ply='{m.ply}' class='move {label}' title='{html.escape(tip, True)}'>"
-                     f"<span class='no'>{m.ply}</span>{html.escape(_move_text(analysis, m.ply))}{glyph}</li>")
+        items.append(
+            f"<li data-ply='{m.ply}' class='move {label}' title='{html.escape(tip, True)}'>"
+            f"<span class='no'>{m.ply}</span>{html.escape(_move_text(analysis, m.ply))}{glyph}</li>"
+        )
     return "".join(items)
 
 
@@ -138,43 +164,63 @@ def _dx(analysis: GameAnalysis) -> float:
 def _graph(analysis: GameAnalysis) -> str:
     """Black's evaluation over the game, the same scale and marks as the PNG graph."""
     dx = _dx(analysis)
-    values = [(p.ply, max(-GRAPH_CLIP_CP, min(GRAPH_CLIP_CP, p.black_cp)))
-              for p in analysis.positions if p.black_cp is not None]
+    values = [
+        (p.ply, max(-GRAPH_CLIP_CP, min(GRAPH_CLIP_CP, p.black_cp)))
+        for p in analysis.positions
+        if p.black_cp is not None
+    ]
     top = axis_top([v for _, v in values])
     mid = GRAPH_TOP + (GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM) / 2
-    scale = (GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM) / 2 / (top * 1.04)       # the PNG's margin too
+    scale = (GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM) / 2 / (top * 1.04)  # the PNG's margin too
+
     def x(ply):
         return GRAPH_LEFT + ply * dx
+
     def y(cp):
         return mid - cp * scale
+
     right = GRAPH_W - GRAPH_RIGHT
-    parts = [f"<rect x='{GRAPH_LEFT}' y='{GRAPH_TOP}' width='{right - GRAPH_LEFT}' "
-             f"height='{GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM}' class='plot'/>"]
+    parts = [
+        f"<rect x='{GRAPH_LEFT}' y='{GRAPH_TOP}' width='{right - GRAPH_LEFT}' "
+        f"height='{GRAPH_H - GRAPH_TOP - GRAPH_BOTTOM}' class='plot'/>"
+    ]
     if values:
         line = " ".join(f"{x(ply):.1f},{y(v):.1f}" for ply, v in values)
         area = f"{x(values[0][0]):.1f},{mid:.1f} {line} {x(values[-1][0]):.1f},{mid:.1f}"
-        parts.append(f"<clipPath id='above'><rect x='0' y='0' width='{GRAPH_W}' height='{mid:.1f}'/></clipPath>"
-                     f"<clipPath id='below'><rect x='0' y='{mid:.1f}' width='{GRAPH_W}' height='{GRAPH_H}'/></clipPath>"
-                     f"<polygon points='{area}' class='black-ahead' clip-path='url(#above)'/>"
-                     f"<polygon points='{area}' class='white-ahead' clip-path='url(#below)'/>"
-                     f"<polyline points='{line}' class='eval'/>")
+        parts.append(
+            f"<clipPath id='above'><rect x='0' y='0' width='{GRAPH_W}' height='{mid:.1f}'/></clipPath>"
+            f"<clipPath id='below'><rect x='0' y='{mid:.1f}' width='{GRAPH_W}' height='{GRAPH_H}'/></clipPath>"
+            f"<polygon points='{area}' class='black-ahead' clip-path='url(#above)'/>"
+            f"<polygon points='{area}' class='white-ahead' clip-path='url(#below)'/>"
+            f"<polyline points='{line}' class='eval'/>"
+        )
     parts.append(f"<line x1='{GRAPH_LEFT}' x2='{right}' y1='{mid:.1f}' y2='{mid:.1f}' class='zero'/>")
     for cp in (top, 0, -top):
-        parts.append(f"<text x='{GRAPH_LEFT - 4}' y='{y(cp):.1f}' class='axis' text-anchor='end' "
-                     f"dominant-baseline='central'>{cp:+.0f}</text>")
+        parts.append(
+            f"<text x='{GRAPH_LEFT - 4}' y='{y(cp):.1f}' class='axis' text-anchor='end' "
+            f"dominant-baseline='central'>{cp:+.0f}</text>"
+        )
     step = 10 if len(analysis.moves) <= 150 else 20
     for ply in range(0, len(analysis.positions), step):
-        parts.append(f"<text x='{x(ply):.1f}' y='{GRAPH_H - 6}' class='axis' text-anchor='middle'>{ply}</text>")
+        parts.append(
+            f"<text x='{x(ply):.1f}' y='{GRAPH_H - 6}' class='axis' text-anchor='middle'>{ply}</text>"
+        )
     for m in analysis.moves:
         if m.label and m.eval_after is not None:
             color, _, _ = MARKERS[m.label]
             cp = max(-GRAPH_CLIP_CP, min(GRAPH_CLIP_CP, m.eval_after))
-            parts.append(f"<circle cx='{x(m.ply):.1f}' cy='{y(cp):.1f}' r='{5 if m.label == 'blunder' else 4}' "
-                         f"fill='{color}' class='marker'><title>{m.ply}: {m.label}, loss {m.loss}</title></circle>")
-    parts.append(f"<line id='cursor' x1='{x(len(analysis.moves)):.1f}' x2='{x(len(analysis.moves)):.1f}' "
-                 f"y1='{GRAPH_TOP}' y2='{GRAPH_H - GRAPH_BOTTOM}'/>")
-    return (f"<svg id='graph' xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {GRAPH_W} {GRAPH_H}' "
-            f"role='img' aria-label='evaluation graph'>{''.join(parts)}</svg>")
+            parts.append(
+                f"<circle cx='{x(m.ply):.1f}' cy='{y(cp):.1f}' r='{5 if m.label == 'blunder' else 4}' "
+                f"fill='{color}' class='marker'><title>{m.ply}: {m.label}, loss {m.loss}</title></circle>"
+            )
+    parts.append(
+        f"<line id='cursor' x1='{x(len(analysis.moves)):.1f}' x2='{x(len(analysis.moves)):.1f}' "
+        f"y1='{GRAPH_TOP}' y2='{GRAPH_H - GRAPH_BOTTOM}'/>"
+    )
+    return (
+        f"<svg id='graph' xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {GRAPH_W} {GRAPH_H}' "
+        f"role='img' aria-label='evaluation graph'>{''.join(parts)}</svg>"
+    )
 
 
 _PAGE = """<!DOCTYPE html>

@@ -12,11 +12,26 @@ Importing this package is cheap (standard library only): the engine declares the
 options at `usi`, and a Position is built only when a move is chosen.  docs/book.md
 describes the format, the options and how to build a book.
 """
+
 from .apery import AperyBook, apery_key
 from .book import Book, OnTheFlyBook
 from .format import HEADER, BookError, BookMove, write_book
 from .select import BookChoice, BookSettings
 from .sfen import book_key, flip_key, flip_move, normalize_hand
 
-__all__ = ["Book", "OnTheFlyBook", "AperyBook", "apery_key", "BookMove", "BookError", "BookChoice", "BookSettings", "HEADER",
-           "write_book", "book_key", "flip_key", "flip_move", "normalize_hand"]
+__all__ = [
+    "Book",
+    "OnTheFlyBook",
+    "AperyBook",
+    "apery_key",
+    "BookMove",
+    "BookError",
+    "BookChoice",
+    "BookSettings",
+    "HEADER",
+    "write_book",
+    "book_key",
+    "flip_key",
+    "flip_move",
+    "normalize_hand",
+]

@@ -31,6 +31,7 @@ True
 >>> decode_move(encode_move("8h2b+")), decode_move(encode_move("P*5e"))
 ('8h2b+', 'P*5e')
 """
+
 from __future__ import annotations
 
 import os
@@ -42,19 +43,19 @@ from pathlib import Path
 from .format import BookError, BookMove, merge_move, sort_moves
 from .sfen import _board_ranks, _hand_counts, book_key, flip_key, flip_move, is_usi_move
 
-RECORD = struct.Struct("<QHHi")          # key, fromToPro, count, score
-RECORD_SIZE = RECORD.size                 # 16
-APERY_DEPTH = 256                         # the depth YaneuraOu gives every Apery move
-SORT_CHECK_RECORDS = 4096                 # records checked for order at each end at open
+RECORD = struct.Struct("<QHHi")  # key, fromToPro, count, score
+RECORD_SIZE = RECORD.size  # 16
+APERY_DEPTH = 256  # the depth YaneuraOu gives every Apery move
+SORT_CHECK_RECORDS = 4096  # records checked for order at each end at open
 MASK64 = (1 << 64) - 1
 
 # Apery's piece codes (piece.hpp) and hand order
 _PIECE_CODE = {"P": 1, "L": 2, "N": 3, "S": 4, "B": 5, "R": 6, "G": 7, "K": 8}
 _HAND_INDEX = {"P": 0, "L": 1, "N": 2, "S": 3, "G": 4, "B": 5, "R": 6}
-_DROP_LETTER = {code - 1: letter for letter, code in _PIECE_CODE.items() if letter != "K"}   # 0..6
-_PIECE_CODES = 31                         # 0 (empty) .. 30, as Apery's table
+_DROP_LETTER = {code - 1: letter for letter, code in _PIECE_CODE.items() if letter != "K"}  # 0..6
+_PIECE_CODES = 31  # 0 (empty) .. 30, as Apery's table
 _SQUARES = 81
-_HAND_COUNTS = 19                         # 0..18 of a kind in hand
+_HAND_COUNTS = 19  # 0..18 of a kind in hand
 _PROMOTE = 1 << 14
 
 
@@ -96,9 +97,9 @@ class MT19937_64:
 
 @dataclass(frozen=True)
 class ZobristTable:
-    piece: tuple[tuple[int, ...], ...]     # [piece code 0..30][square 0..80]
-    hand: tuple[tuple[int, ...], ...]      # [hand piece P L N S G B R][count 0..18]
-    turn: int                              # white to move
+    piece: tuple[tuple[int, ...], ...]  # [piece code 0..30][square 0..80]
+    hand: tuple[tuple[int, ...], ...]  # [hand piece P L N S G B R][count 0..18]
+    turn: int  # white to move
 
 
 @lru_cache(maxsize=1)
@@ -140,7 +141,9 @@ def apery_key(position) -> int:
                 file -= int(cell)
                 continue
             letter = cell[-1]
-            code = _PIECE_CODE[letter.upper()] + (8 if cell[0] == "+" else 0) + (16 if letter.islower() else 0)
+            code = (
+                _PIECE_CODE[letter.upper()] + (8 if cell[0] == "+" else 0) + (16 if letter.islower() else 0)
+            )
             key ^= table.piece[code][_square(file, rank)]
             file -= 1
     counts = _hand_counts(hand)
@@ -229,7 +232,7 @@ class AperyBook:
     move code is no move (when a lookup meets it).
     """
 
-    ignore_ply = False           # the key has no ply
+    ignore_ply = False  # the key has no ply
 
     def __init__(self, path: str | Path, flipped: bool = True) -> None:
         self.path = str(path)
@@ -241,10 +244,16 @@ class AperyBook:
         self.records = size // RECORD_SIZE
         extra = size % RECORD_SIZE
         if extra:
-            self.errors.append(AperyError(
-                self.path, 0, "", f"size {size} bytes is not a multiple of {RECORD_SIZE} (a cut or "
-                f"damaged file): the last {extra} byte(s) are ignored, the {self.records} whole "
-                "record(s) before them are used"))
+            self.errors.append(
+                AperyError(
+                    self.path,
+                    0,
+                    "",
+                    f"size {size} bytes is not a multiple of {RECORD_SIZE} (a cut or "
+                    f"damaged file): the last {extra} byte(s) are ignored, the {self.records} whole "
+                    "record(s) before them are used",
+                )
+            )
         if self.records == 0:
             self.errors.append(AperyError(self.path, 0, "", "no record in the file"))
         self._check_order()
@@ -270,15 +279,21 @@ class AperyBook:
             keys = self._keys(start, end - start)
             for i in range(1, len(keys)):
                 if keys[i] < keys[i - 1]:
-                    self.errors.append(AperyError(
-                        self.path, start + i + 1, "", f"key {keys[i]:016x} is below the key before it: "
-                        "the records are not sorted by key, so lookups may miss positions"))
+                    self.errors.append(
+                        AperyError(
+                            self.path,
+                            start + i + 1,
+                            "",
+                            f"key {keys[i]:016x} is below the key before it: "
+                            "the records are not sorted by key, so lookups may miss positions",
+                        )
+                    )
                     return
 
     def records_of(self, key: int) -> list[tuple[int, int, int, int]]:
         """The raw records (key, fromToPro, count, score) with this key, in file order."""
         lo, hi = 0, self.records
-        while lo < hi:                         # the first record whose key is >= key
+        while lo < hi:  # the first record whose key is >= key
             mid = (lo + hi) // 2
             if self._key_at(mid) < key:
                 lo = mid + 1
@@ -300,7 +315,9 @@ class AperyBook:
                 break
         return self._check_moves(found)
 
-    def _check_moves(self, found: list[tuple[int, tuple[int, int, int, int]]]) -> list[tuple[int, int, int, int]]:
+    def _check_moves(
+        self, found: list[tuple[int, tuple[int, int, int, int]]]
+    ) -> list[tuple[int, int, int, int]]:
         """The records whose move code is a move; the others named in ``errors`` (once)."""
         good = []
         for index, record in found:
@@ -309,8 +326,14 @@ class AperyBook:
             except ValueError as exc:
                 if index not in self._reported:
                     self._reported.add(index)
-                    self.errors.append(AperyError(self.path, index + 1, "",
-                                                  f"move code 0x{record[1]:04x} is no move ({exc}): skipped"))
+                    self.errors.append(
+                        AperyError(
+                            self.path,
+                            index + 1,
+                            "",
+                            f"move code 0x{record[1]:04x} is no move ({exc}): skipped",
+                        )
+                    )
                 continue
             good.append(record)
         return good
@@ -350,15 +373,19 @@ class AperyBook:
     def probe(self, position, settings=None, rng=None):
         """The move to play, chosen as YaneuraOu chooses (as ``Book.probe``)."""
         from .select import BookSettings, choose
+
         return choose(self, position, settings or BookSettings(), rng)
 
     def entries(self):
-        raise NoPositionsError(f"{self.path}: an Apery book is keyed by hash: its positions cannot be "
-                               "listed (only looked up)")
+        raise NoPositionsError(
+            f"{self.path}: an Apery book is keyed by hash: its positions cannot be listed (only looked up)"
+        )
 
     def __len__(self) -> int:
-        raise NoPositionsError(f"{self.path}: an Apery book is keyed by hash: its positions cannot be "
-                               f"counted ({self.records} records)")
+        raise NoPositionsError(
+            f"{self.path}: an Apery book is keyed by hash: its positions cannot be "
+            f"counted ({self.records} records)"
+        )
 
     def __bool__(self) -> bool:
         return True

@@ -14,6 +14,7 @@ order; the ply must match too unless `ignore_ply` (IgnoreBookPly); with `flipped
 (FlippedBook) a position missing from the book is looked up turned 180 degrees with the
 colours swapped, and the moves found are turned back.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .apery import AperyBook
     from .select import BookChoice, BookSettings
 
-PROBE_HEADER_BYTES = 1 << 16     # BookOnTheFly: how much of the file is checked at open
+PROBE_HEADER_BYTES = 1 << 16  # BookOnTheFly: how much of the file is checked at open
 
 
 def _sfen_of(position) -> str:
@@ -45,7 +46,9 @@ class Book:
     ``errors`` lists the lines that could not be read (every other entry is kept).
     """
 
-    def __init__(self, path: str | Path | None = None, ignore_ply: bool = False, flipped: bool = True) -> None:
+    def __init__(
+        self, path: str | Path | None = None, ignore_ply: bool = False, flipped: bool = True
+    ) -> None:
         self.path = str(path) if path is not None else "<memory>"
         self.ignore_ply = ignore_ply
         self.flipped = flipped
@@ -54,13 +57,15 @@ class Book:
 
     # --- opening -----------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, on_the_fly: bool = False, ignore_ply: bool = False,
-             flipped: bool = True) -> "Book | AperyBook":
+    def open(
+        cls, path: str | Path, on_the_fly: bool = False, ignore_ply: bool = False, flipped: bool = True
+    ) -> "Book | AperyBook":
         """Read a .db book (OSError if it cannot be read).  `on_the_fly`: keep it on disk and
         binary-search the sorted file at each lookup (for books too large to load).  A path
         ending in `.bin` is an Apery book (apery.py), always searched on disk; its key has
         no ply, so `on_the_fly` and `ignore_ply` change nothing there."""
         from .apery import AperyBook, is_apery_path
+
         if is_apery_path(path):
             return AperyBook(path, flipped=flipped)
         if on_the_fly:
@@ -76,10 +81,11 @@ class Book:
         return book
 
     def _check_header(self, first: bytes) -> None:
-        text = first.decode("utf-8-sig", errors="replace").strip()     # a BOM is no error
+        text = first.decode("utf-8-sig", errors="replace").strip()  # a BOM is no error
         if not text.startswith("#YANEURAOU-DB2016"):
-            self.errors.append(BookError(self.path, 1, text,
-                                         f"missing the '{HEADER}' header (read on anyway)"))
+            self.errors.append(
+                BookError(self.path, 1, text, f"missing the '{HEADER}' header (read on anyway)")
+            )
 
     def _add_section(self, section: Section) -> None:
         plies = self._positions.setdefault(section.key, {})
@@ -139,11 +145,13 @@ class Book:
             found = [_flip_entry(m) for m in self._lookup(flip_key(key), ply)]
         return sort_moves(found)
 
-    def probe(self, position: "Position | str", settings: "BookSettings | None" = None,
-              rng=None) -> "BookChoice | None":
+    def probe(
+        self, position: "Position | str", settings: "BookSettings | None" = None, rng=None
+    ) -> "BookChoice | None":
         """The move to play from the book, chosen as YaneuraOu chooses (select.py), with
         its value, depth, ponder move and PV; None when the book has no usable move."""
         from .select import BookSettings, choose
+
         return choose(self, position, settings or BookSettings(), rng)
 
     def close(self) -> None:
@@ -163,8 +171,14 @@ class OnTheFlyBook(Book):
         self._check_header(self._fh.readline())
         head = self._fh.read(PROBE_HEADER_BYTES)
         if b"\nsfen " not in b"\n" + head:
-            self.errors.append(BookError(self.path, 1, "", "no sfen line in the first "
-                                         f"{PROBE_HEADER_BYTES // 1024} KiB: not a book"))
+            self.errors.append(
+                BookError(
+                    self.path,
+                    1,
+                    "",
+                    f"no sfen line in the first {PROBE_HEADER_BYTES // 1024} KiB: not a book",
+                )
+            )
 
     def close(self) -> None:
         self._fh.close()
@@ -188,7 +202,7 @@ class OnTheFlyBook(Book):
             fh.seek(0)
         else:
             fh.seek(offset - 1)
-            fh.readline()           # the rest of the line holding byte offset-1
+            fh.readline()  # the rest of the line holding byte offset-1
         while True:
             start = fh.tell()
             line = fh.readline()
@@ -221,7 +235,7 @@ class OnTheFlyBook(Book):
             moves = plies.setdefault(section.ply, [])
             for m in section.moves:
                 merge_move(moves, m)
-        if errors:      # numbered from the sfen line: count the lines before it (rare, slow)
+        if errors:  # numbered from the sfen line: count the lines before it (rare, slow)
             base = self._line_number(found[0]) - 1
             for err in errors:
                 if base + err.line not in self._reported:

@@ -7,6 +7,7 @@ of the best move of its position; the positions reached that the book lacks (up 
 `max_ply`) are the frontier; search up to `batch` of them, shallowest first, and add each
 searched position with its MultiPV moves (value, depth, the PV's reply as ponder, count 1).
 """
+
 from __future__ import annotations
 
 import signal
@@ -26,10 +27,10 @@ class ExpandSettings:
     depth: int | None = 8
     nodes: int | None = None
     multipv: int = 4
-    max_ply: int = 24            # the SFEN ply (1 at the start) of the deepest position searched
-    expand_diff: int = 40        # follow moves this close to their position's best (cp)
-    positions: int = 100         # positions to search in this run
-    batch: int = 8               # positions searched between two propagations
+    max_ply: int = 24  # the SFEN ply (1 at the start) of the deepest position searched
+    expand_diff: int = 40  # follow moves this close to their position's best (cp)
+    positions: int = 100  # positions to search in this run
+    batch: int = 8  # positions searched between two propagations
     save_every: int = 8
 
 
@@ -37,7 +38,7 @@ class ExpandSettings:
 class ExpandReport:
     searched: int = 0
     rounds: int = 0
-    complete: bool = False       # no frontier left within max_ply and expand_diff
+    complete: bool = False  # no frontier left within max_ply and expand_diff
     notes: list[str] = field(default_factory=list)
 
 
@@ -45,6 +46,7 @@ def frontier(book: Book, roots: list[str], settings: ExpandSettings, skip: set[s
     """Positions (SFEN with ply) that the good lines of `book` reach and the book lacks,
     shallowest first; `skip` holds keys not to return (already searched, no legal move)."""
     from ..position import Position
+
     out: list[str] = []
     seen: set[str] = set()
     queue = deque(Position(r) for r in roots)
@@ -72,6 +74,7 @@ def frontier(book: Book, roots: list[str], settings: ExpandSettings, skip: set[s
 def search_position(engine, sfen: str, settings: ExpandSettings) -> list[BookMove]:
     """MultiPV search of one position: its moves as book entries (side to move's view)."""
     from ..api import Limit
+
     limit = Limit(depth=settings.depth, nodes=settings.nodes)
     infos = engine.analyse(sfen, limit, multipv=settings.multipv)
     out = []
@@ -83,8 +86,14 @@ def search_position(engine, sfen: str, settings: ExpandSettings) -> list[BookMov
     return out
 
 
-def expand(book: Book, roots: list[str], engine, settings: ExpandSettings, save: Callable[[Book], None],
-           progress=None) -> tuple[Book, ExpandReport]:
+def expand(
+    book: Book,
+    roots: list[str],
+    engine,
+    settings: ExpandSettings,
+    save: Callable[[Book], None],
+    progress=None,
+) -> tuple[Book, ExpandReport]:
     """Grow `book` (see the module's docstring); `save(book)` is called every
     `save_every` positions and at the end (also after Ctrl-C, which ends the run)."""
     report = ExpandReport()
@@ -94,20 +103,22 @@ def expand(book: Book, roots: list[str], engine, settings: ExpandSettings, save:
     old_handler = signal.getsignal(signal.SIGINT)
     try:
         signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
-    except ValueError:          # not the main thread: Ctrl-C stays as it was
+    except ValueError:  # not the main thread: Ctrl-C stays as it was
         old_handler = None
     try:
         while report.searched < settings.positions and not interrupted:
             book, result, illegal = propagate_book(book)
             report.rounds += 1
             if not result.converged:
-                report.notes.append(f"round {report.rounds}: values still changing after "
-                                    f"{result.iterations} sweeps (a repetition loop)")
+                report.notes.append(
+                    f"round {report.rounds}: values still changing after "
+                    f"{result.iterations} sweeps (a repetition loop)"
+                )
             todo = frontier(book, roots, settings, skip)
             if not todo:
                 report.complete = True
                 break
-            for sfen in todo[:min(settings.batch, settings.positions - report.searched)]:
+            for sfen in todo[: min(settings.batch, settings.positions - report.searched)]:
                 if interrupted:
                     break
                 moves = search_position(engine, sfen, settings)

@@ -15,6 +15,7 @@ byte order of their SFEN text, so that a reader can binary-search the file (Book
 A malformed line is reported as a BookError (file, line number, text, reason) and skipped;
 everything else is kept.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,6 +33,7 @@ class BookMove:
     """One move of a book position: the reply expected after it (`ponder`, None if the
     book has none), the value for the side to move (cp), the search depth and how often
     it was played (`count`)."""
+
     move: str
     ponder: str | None = None
     value: int = 0
@@ -46,6 +48,7 @@ class BookMove:
 @dataclass(frozen=True)
 class BookError:
     """A line that could not be read: where, what it said, and why."""
+
     path: str
     line: int
     text: str
@@ -90,7 +93,7 @@ def parse_move_line(text: str) -> BookMove:
             numbers.append(int(raw))
         except ValueError:
             raise ValueError(f"{name} is not an integer: {raw[:16]!r}") from None
-    value, depth, count = numbers + [0, 0, 1][len(numbers):]
+    value, depth, count = numbers + [0, 0, 1][len(numbers) :]
     if count < 0:
         raise ValueError(f"count is negative: {count}")
     return BookMove(move, ponder, value, depth, count)
@@ -100,14 +103,16 @@ def parse_move_line(text: str) -> BookMove:
 class Section:
     """A position of the file: its key (SFEN without ply), ply, and moves, with the
     line number of its `sfen` line."""
+
     key: str
     ply: int | None
     line: int
     moves: list[BookMove]
 
 
-def read_sections(lines: Iterable[bytes | str], path: str, errors: list[BookError],
-                  first_line: int = 1) -> Iterator[Section]:
+def read_sections(
+    lines: Iterable[bytes | str], path: str, errors: list[BookError], first_line: int = 1
+) -> Iterator[Section]:
     """The positions of a book text, in file order; bad lines go to `errors`.  Move lines
     under a rejected `sfen` line are skipped with it (reported once, with their count)."""
     current: Section | None = None
@@ -123,7 +128,7 @@ def read_sections(lines: Iterable[bytes | str], path: str, errors: list[BookErro
 
     for number, raw in enumerate(lines, first_line):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-        text = text.strip().lstrip("\ufeff")           # a BOM before the header
+        text = text.strip().lstrip("\ufeff")  # a BOM before the header
         if not text or text.startswith("#") or text.startswith("//"):
             continue
         if text.startswith("sfen ") or text == "sfen":

@@ -1,5 +1,6 @@
 """A book as a graph of positions (keyed by SFEN without the ply: transpositions meet),
 and the min-max propagation of its values (propagate.py) written back into the book."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,21 +12,22 @@ from .propagate import MAX_ITERATIONS, MinimaxResult, minimax
 
 @dataclass
 class Node:
-    ply: int                                  # the lowest ply the book has the position at
+    ply: int  # the lowest ply the book has the position at
     moves: list[BookMove]
-    children: list[str | None] = field(default_factory=list)   # book key after each move
+    children: list[str | None] = field(default_factory=list)  # book key after each move
 
 
 @dataclass
 class BookGraph:
     nodes: dict[str, Node]
-    illegal: list[str]                        # what was dropped: illegal moves, impossible positions
+    illegal: list[str]  # what was dropped: illegal moves, impossible positions
 
     @classmethod
     def from_book(cls, book: Book) -> "BookGraph":
         """The book's positions merged over their plies, and where each move leads."""
         from ..position import Position
         from .sfen import book_key
+
         nodes: dict[str, Node] = {}
         for key, ply, moves in book.entries():
             node = nodes.setdefault(key, Node(ply or 1, []))
@@ -57,22 +59,26 @@ class BookGraph:
         return cls(nodes, illegal)
 
     def minimax(self, max_iterations: int = MAX_ITERATIONS) -> MinimaxResult:
-        graph = {key: [(child, None if child else m.value) for m, child in zip(node.moves, node.children)]
-                 for key, node in self.nodes.items()}
+        graph = {
+            key: [(child, None if child else m.value) for m, child in zip(node.moves, node.children)]
+            for key, node in self.nodes.items()
+        }
         return minimax(graph, max_iterations)
 
     def to_book(self, result: MinimaxResult | None = None) -> Book:
         """A book of the graph; with `result`, each move carries its propagated value, a
         move into the book takes the best reply there as its ponder move, and the moves are
         sorted best first."""
-        book = Book(ignore_ply=True, flipped=False)     # transpositions at any ply meet
+        book = Book(ignore_ply=True, flipped=False)  # transpositions at any ply meet
         best: dict[str, BookMove] = {}
         rows: dict[str, list[BookMove]] = {}
         for key, node in self.nodes.items():
             moves = node.moves
             if result is not None:
-                moves = [BookMove(m.move, m.ponder, v, m.depth, m.count)
-                         for m, v in zip(node.moves, result.move_values[key])]
+                moves = [
+                    BookMove(m.move, m.ponder, v, m.depth, m.count)
+                    for m, v in zip(node.moves, result.move_values[key])
+                ]
             rows[key] = sort_moves(moves)
             if rows[key]:
                 best[key] = rows[key][0]

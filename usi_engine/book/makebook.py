@@ -10,6 +10,7 @@ search where its good lines end and propagates the values min-max (it continues 
 when that exists, so a stopped run is resumed by running it again; `--from IN.db` starts
 from another book); `propagate` only propagates the values of a book.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,18 +42,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     srch = sub.add_parser("search", help="grow a book with our own MultiPV search, min-max values")
     srch.add_argument("out", help="the .db file to write (continued from when it exists)")
     srch.add_argument("--from", dest="source", metavar="IN.db", help="start from this book instead")
-    srch.add_argument("--root", action="append", default=[], metavar="POSITION",
-                      help="'startpos', an SFEN or 'startpos moves ...' (repeatable; default startpos)")
+    srch.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="POSITION",
+        help="'startpos', an SFEN or 'startpos moves ...' (repeatable; default startpos)",
+    )
     srch.add_argument("--depth", type=int, help="search depth per position (default 8)")
     srch.add_argument("--nodes", type=int, help="nodes per position instead of a depth")
     srch.add_argument("--multipv", type=int, default=4, help="moves added per position (default 4)")
     srch.add_argument("--positions", type=int, default=100, help="positions to search in this run")
     srch.add_argument("--max-ply", type=int, default=24, help="deepest ply searched (default 24)")
-    srch.add_argument("--expand-diff", type=int, default=40,
-                      help="follow moves within this many cp of the best (default 40)")
+    srch.add_argument(
+        "--expand-diff",
+        type=int,
+        default=40,
+        help="follow moves within this many cp of the best (default 40)",
+    )
     srch.add_argument("--batch", type=int, default=8, help="positions between two propagations")
-    srch.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                      help="an engine option, e.g. Threads=4, USI_Hash=256, EvalDir=DIR")
+    srch.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine option, e.g. Threads=4, USI_Hash=256, EvalDir=DIR",
+    )
     _common(srch)
 
     prop = sub.add_parser("propagate", help="min-max the values of a book")
@@ -80,7 +95,7 @@ def _progress(total: int, quiet: bool):
     return progress_bar(total, not quiet, unit_scale=False)
 
 
-SHOWN_ERRORS = 5      # bad lines reported one by one; the rest are counted
+SHOWN_ERRORS = 5  # bad lines reported one by one; the rest are counted
 
 
 def _open_book(path: Path):
@@ -88,13 +103,13 @@ def _open_book(path: Path):
     nothing in the file is a book entry, so that no command writes a book from it."""
     from ..server.options import ascii_clean
     from .book import Book
+
     book = Book.open(path, ignore_ply=True)
     book.flipped = False
-    if len(book) == 0:              # one line for a file that is no book at all
+    if len(book) == 0:  # one line for a file that is no book at all
         headerless = any(e.line == 1 and "header" in e.message for e in book.errors)
         why = "no .db header and no position" if headerless else "no position read"
-        raise ValueError(f"{path}: not a .db book ({why}, {len(book.errors)} bad lines): "
-                         "nothing written")
+        raise ValueError(f"{path}: not a .db book ({why}, {len(book.errors)} bad lines): nothing written")
     for err in book.errors[:SHOWN_ERRORS]:
         _warn(ascii_clean(str(err), 200))
     if len(book.errors) > SHOWN_ERRORS:
@@ -104,9 +119,11 @@ def _open_book(path: Path):
 
 def cmd_records(args) -> int:
     from .records import RecordStats, book_from_games, read_games
+
     stats = RecordStats()
-    book = book_from_games(read_games(args.records, stats), args.max_ply, args.min_count,
-                           args.winner_only, stats)
+    book = book_from_games(
+        read_games(args.records, stats), args.max_ply, args.min_count, args.winner_only, stats
+    )
     for note in stats.skipped:
         _warn(note)
     if len(book) == 0:
@@ -120,6 +137,7 @@ def cmd_records(args) -> int:
 
 def _roots(texts: list[str]) -> list[str]:
     from ..api import as_position
+
     return [as_position(t).sfen() for t in (texts or ["startpos"])]
 
 
@@ -136,6 +154,7 @@ def _engine_options(pairs: list[str]) -> dict[str, str]:
 def cmd_search(args) -> int:
     from .book import Book
     from .expand import ExpandSettings, expand, save_to
+
     out = Path(args.out)
     source = Path(args.source) if args.source else (out if out.exists() else None)
     try:
@@ -147,15 +166,22 @@ def cmd_search(args) -> int:
         return 2
     if source:
         _say(args, f"continuing from {source}: {len(book)} positions")
-    settings = ExpandSettings(depth=args.depth if args.nodes is None else None, nodes=args.nodes,
-                              multipv=args.multipv, max_ply=args.max_ply, expand_diff=args.expand_diff,
-                              positions=args.positions, batch=args.batch)
+    settings = ExpandSettings(
+        depth=args.depth if args.nodes is None else None,
+        nodes=args.nodes,
+        multipv=args.multipv,
+        max_ply=args.max_ply,
+        expand_diff=args.expand_diff,
+        positions=args.positions,
+        batch=args.batch,
+    )
     if settings.depth is None and settings.nodes is None:
         settings.depth = 8
     from ..api import Engine
+
     bar = None
     try:
-        with Engine(options) as engine:         # compiles first (numba): the bar starts after
+        with Engine(options) as engine:  # compiles first (numba): the bar starts after
             bar = _progress(settings.positions, args.quiet)
             book, report = expand(book, roots, engine, settings, save_to(out), bar)
     except ValueError as exc:
@@ -167,12 +193,15 @@ def cmd_search(args) -> int:
     for note in report.notes:
         _warn(note)
     state = "no frontier left" if report.complete else "run again to continue"
-    _say(args, f"{out}: {len(book)} positions, {report.searched} searched in {report.rounds} rounds ({state})")
+    _say(
+        args, f"{out}: {len(book)} positions, {report.searched} searched in {report.rounds} rounds ({state})"
+    )
     return 0
 
 
 def cmd_propagate(args) -> int:
     from .graph import propagate_book
+
     try:
         book = _open_book(Path(args.book))
     except OSError as exc:
@@ -185,7 +214,9 @@ def cmd_propagate(args) -> int:
     for text in illegal:
         _warn(f"dropped: {text}")
     if not result.converged:
-        _warn(f"values still changing after {result.iterations} sweeps (a repetition loop); written as they are")
+        _warn(
+            f"values still changing after {result.iterations} sweeps (a repetition loop); written as they are"
+        )
     written = result_book.write(args.out)
     _say(args, f"{args.out}: {written} positions, values settled after {result.iterations} sweeps")
     return 0
@@ -194,8 +225,10 @@ def cmd_propagate(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if str(args.out).lower().endswith(".bin"):
-        _warn(f"{args.out}: makebook writes YaneuraOu's .db text format; name the output "
-              f"*.db (Apery .bin books are read, not written)")
+        _warn(
+            f"{args.out}: makebook writes YaneuraOu's .db text format; name the output "
+            f"*.db (Apery .bin books are read, not written)"
+        )
         return 2
     return {"records": cmd_records, "search": cmd_search, "propagate": cmd_propagate}[args.command](args)
 

@@ -5,6 +5,7 @@ Kept out of engine.py so that the engine calls into the book at two places only
 (`Engine.ensure_ready` and before the search starts).  Every problem is an `info string`:
 a missing file or a bad line never stops the engine, which then searches.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,8 @@ from .book import Book
 from .select import BookChoice, BookSettings, choose
 
 NO_BOOK = "no_book"
-MAX_REPORTED = 10          # bad lines printed one by one; the rest are counted
-REPO_ROOT = Path(__file__).resolve().parents[2]     # the folder of engine.cfg
+MAX_REPORTED = 10  # bad lines printed one by one; the rest are counted
+REPO_ROOT = Path(__file__).resolve().parents[2]  # the folder of engine.cfg
 
 
 def book_path(options) -> Path | None:
@@ -41,8 +42,8 @@ def book_path(options) -> Path | None:
 class BookPlayer:
     def __init__(self, rng: random.Random | None = None) -> None:
         self.book: Book | AperyBook | None = None
-        self._loaded: tuple | None = None      # what the book was read with
-        self._reported = 0                      # errors of the book already printed
+        self._loaded: tuple | None = None  # what the book was read with
+        self._reported = 0  # errors of the book already printed
         self.rng = rng or random.Random()
 
     # ------------------------------------------------------------------ isready
@@ -65,12 +66,16 @@ class BookPlayer:
             self.book = Book.open(path, on_the_fly=on_the_fly, ignore_ply=ignore_ply)
         except OSError as exc:
             self.book = None
-            out.info(f"book: cannot read {ascii_clean(str(path), 200)}: "
-                     f"{ascii_clean(exc.strerror or exc)}; playing without a book")
+            out.info(
+                f"book: cannot read {ascii_clean(str(path), 200)}: "
+                f"{ascii_clean(exc.strerror or exc)}; playing without a book"
+            )
             return
         if isinstance(self.book, AperyBook):
-            out.info(f"book: {ascii_clean(str(path), 200)}: Apery book, {self.book.records} records, "
-                     "searched on disk")
+            out.info(
+                f"book: {ascii_clean(str(path), 200)}: Apery book, {self.book.records} records, "
+                "searched on disk"
+            )
         elif on_the_fly:
             out.info(f"book: {ascii_clean(str(path), 200)} opened, searched on the fly")
         else:
@@ -87,14 +92,16 @@ class BookPlayer:
     def report_errors(self, out) -> None:
         """Print the book's bad lines not printed yet (the first MAX_REPORTED of them)."""
         errors = self.book.errors if self.book is not None else []
-        new = errors[self._reported:]
+        new = errors[self._reported :]
         room = max(0, MAX_REPORTED - self._reported)
         for err in new[:room]:
             out.info("book: " + ascii_clean(str(err), 300))
         if len(new) > room:
             unit = "record(s)" if isinstance(self.book, AperyBook) else "line(s)"
-            out.info(f"book: {len(new) - room} more bad {unit} in {ascii_clean(errors[0].path, 200)} "
-                     "not shown; every good entry is kept")
+            out.info(
+                f"book: {len(new) - room} more bad {unit} in {ascii_clean(errors[0].path, 200)} "
+                "not shown; every good entry is kept"
+            )
         self._reported = len(errors)
 
     # ------------------------------------------------------------------ go
@@ -103,14 +110,21 @@ class BookPlayer:
         Analysis searches: `go ponder`, `go infinite`, `go mate`, ConsiderationMode, MultiPV > 1."""
         book = self.book
         params = job.params
-        if (book is None or job.pos is None or params.ponder or params.infinite or params.is_mate
-                or options["ConsiderationMode"] or int(options["MultiPV"]) > 1):
+        if (
+            book is None
+            or job.pos is None
+            or params.ponder
+            or params.infinite
+            or params.is_mate
+            or options["ConsiderationMode"]
+            or int(options["MultiPV"]) > 1
+        ):
             return None
         book.flipped = bool(options["FlippedBook"])
         notes: list[str] = []
         try:
             choice = choose(book, job.pos, BookSettings.from_options(options), self.rng, notes)
-        except Exception as exc:       # a broken book must cost the book move, not the answer
+        except Exception as exc:  # a broken book must cost the book move, not the answer
             notes.append(f"book: lookup failed ({ascii_clean(repr(exc), 160)}); searching")
             choice = None
         for note in notes:
@@ -125,12 +139,15 @@ class BookPlayer:
 
     def _lines(self, job, choice: BookChoice, options) -> list[str]:
         ms = int(max(0.0, time.monotonic() - job.clock_start) * 1000) if job.clock_start else 0
-        listed = ", ".join(f"{m.move} ({m.value} cp, depth {m.depth}, count {m.count})"
-                           for m in choice.candidates[:8])
+        listed = ", ".join(
+            f"{m.move} ({m.value} cp, depth {m.depth}, count {m.count})" for m in choice.candidates[:8]
+        )
         more = f" and {len(choice.candidates) - 8} more" if len(choice.candidates) > 8 else ""
-        lines = [f"info string book: {choice.move} from {len(choice.candidates)} candidate(s): {listed}{more}",
-                 f"info depth {choice.depth} seldepth {choice.depth} score cp {choice.value} nodes 0 nps 0 "
-                 f"time {ms} hashfull 0 pv {' '.join(choice.pv)}"]
+        lines = [
+            f"info string book: {choice.move} from {len(choice.candidates)} candidate(s): {listed}{more}",
+            f"info depth {choice.depth} seldepth {choice.depth} score cp {choice.value} nodes 0 nps 0 "
+            f"time {ms} hashfull 0 pv {' '.join(choice.pv)}",
+        ]
         if options["USI_Ponder"] and choice.ponder:
             lines.append(f"bestmove {choice.move} ponder {choice.ponder}")
         else:

@@ -13,6 +13,7 @@ draw value, as sennichite would give (a loop a side can leave for better takes t
 >>> result.values, result.converged
 ({'a': -50, 'b': 100}, True)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,10 +29,10 @@ DRAW = 0
 
 @dataclass
 class MinimaxResult:
-    values: dict              # node -> value for its side to move
-    move_values: dict         # node -> [value of each move, in the graph's order]
+    values: dict  # node -> value for its side to move
+    move_values: dict  # node -> [value of each move, in the graph's order]
     iterations: int
-    converged: bool           # False: values still changed at the last sweep (reported)
+    converged: bool  # False: values still changed at the last sweep (reported)
 
 
 def minimax(graph: Graph, max_iterations: int = MAX_ITERATIONS) -> MinimaxResult:

@@ -6,6 +6,7 @@ a `.sfen`, `.usi` or `.txt` file is one game (`startpos moves ...`, `sfen ... mo
 with or without a leading `position`).  A directory is read recursively; when the match
 runner left one game as both `name.csa` and `name.kif`, it is counted once.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -26,16 +27,16 @@ _WINNER_TO_MOVE = {"%KACHI"}
 
 @dataclass
 class Game:
-    source: str                  # "file" or "file line N"
+    source: str  # "file" or "file line N"
     start_sfen: str
     moves: list[str]
-    winner: int | None = None    # 0 black, 1 white, None unknown or a draw
+    winner: int | None = None  # 0 black, 1 white, None unknown or a draw
 
 
 @dataclass
 class RecordStats:
     games: int = 0
-    skipped: list[str] = field(default_factory=list)    # "source: why"
+    skipped: list[str] = field(default_factory=list)  # "source: why"
 
 
 def record_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -51,7 +52,9 @@ def record_files(paths: Iterable[str | Path]) -> list[Path]:
             if f.is_file() and f.suffix.lower() in RECORD_SUFFIXES:
                 stem = f.with_suffix("")
                 old = chosen.get(stem)
-                if old is None or RECORD_SUFFIXES.index(f.suffix.lower()) < RECORD_SUFFIXES.index(old.suffix.lower()):
+                if old is None or RECORD_SUFFIXES.index(f.suffix.lower()) < RECORD_SUFFIXES.index(
+                    old.suffix.lower()
+                ):
                     chosen[stem] = f
         out.extend(sorted(chosen.values()))
     return out
@@ -72,6 +75,7 @@ def read_games(paths: Iterable[str | Path], stats: RecordStats) -> Iterator[Game
     """Every game of the files (unreadable ones go to `stats.skipped`)."""
     from ..position import Position
     from ..record import read_record
+
     for path in record_files(paths):
         if path.suffix.lower() in LINE_SUFFIXES:
             try:
@@ -84,7 +88,7 @@ def read_games(paths: Iterable[str | Path], stats: RecordStats) -> Iterator[Game
                 if not text or text.startswith("#"):
                     continue
                 if text.startswith("position "):
-                    text = text[len("position "):]
+                    text = text[len("position ") :]
                 if not text.startswith(("startpos", "sfen ")):
                     text = "sfen " + text
                 try:
@@ -108,18 +112,25 @@ def read_games(paths: Iterable[str | Path], stats: RecordStats) -> Iterator[Game
         for err in rec.errors:
             stats.skipped.append(f"{path}: {err} (the moves before it are used)")
         side = 0 if rec.start_sfen.split()[1] == "b" else 1
-        yield Game(str(path), rec.start_sfen, [str(m) for m in rec.moves],
-                   _winner(rec.result, len(rec.moves), side))
+        yield Game(
+            str(path), rec.start_sfen, [str(m) for m in rec.moves], _winner(rec.result, len(rec.moves), side)
+        )
 
 
-def book_from_games(games: Iterable[Game], max_ply: int = 32, min_count: int = 1,
-                    winner_only: bool = False, stats: RecordStats | None = None) -> Book:
+def book_from_games(
+    games: Iterable[Game],
+    max_ply: int = 32,
+    min_count: int = 1,
+    winner_only: bool = False,
+    stats: RecordStats | None = None,
+) -> Book:
     """Count the moves of the games' positions up to `max_ply` (the SFEN's ply: 1 is the
     start).  `min_count`: keep moves played at least that often; `winner_only`: only the
     moves of the side that won (games without a winner are left out)."""
     from ..position import Position
+
     stats = stats if stats is not None else RecordStats()
-    played: Counter = Counter()                       # (sfen, move) -> count
+    played: Counter = Counter()  # (sfen, move) -> count
     replies: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for game in games:
         if winner_only and game.winner is None:

@@ -14,6 +14,7 @@ The PV follows the book from the chosen move for up to `pv_moves` plies [BookPvM
 each entry's ponder move when it is legal, else the book's first listed move; its second
 move is the ponder move.
 """
+
 from __future__ import annotations
 
 import random
@@ -33,41 +34,47 @@ class MovesOfPositions(Protocol):
 @dataclass(frozen=True)
 class BookSettings:
     """The selection options, with YaneuraOu's defaults."""
-    moves: int = 16                  # BookMoves
-    ignore_rate: int = 0             # BookIgnoreRate, percent
-    eval_diff: int = 30              # BookEvalDiff
-    eval_black_limit: int = 0        # BookEvalBlackLimit
-    eval_white_limit: int = -140     # BookEvalWhiteLimit
-    depth_limit: int = 16            # BookDepthLimit (0: any depth)
-    consider_count: bool = False     # ConsiderBookMoveCount
-    pv_moves: int = 8                # BookPvMoves
+
+    moves: int = 16  # BookMoves
+    ignore_rate: int = 0  # BookIgnoreRate, percent
+    eval_diff: int = 30  # BookEvalDiff
+    eval_black_limit: int = 0  # BookEvalBlackLimit
+    eval_white_limit: int = -140  # BookEvalWhiteLimit
+    depth_limit: int = 16  # BookDepthLimit (0: any depth)
+    consider_count: bool = False  # ConsiderBookMoveCount
+    pv_moves: int = 8  # BookPvMoves
 
     @classmethod
     def from_options(cls, options) -> "BookSettings":
         """From the USI option table (names as YaneuraOu's)."""
-        return cls(moves=int(options["BookMoves"]), ignore_rate=int(options["BookIgnoreRate"]),
-                   eval_diff=int(options["BookEvalDiff"]),
-                   eval_black_limit=int(options["BookEvalBlackLimit"]),
-                   eval_white_limit=int(options["BookEvalWhiteLimit"]),
-                   depth_limit=int(options["BookDepthLimit"]),
-                   consider_count=bool(options["ConsiderBookMoveCount"]),
-                   pv_moves=int(options["BookPvMoves"]))
+        return cls(
+            moves=int(options["BookMoves"]),
+            ignore_rate=int(options["BookIgnoreRate"]),
+            eval_diff=int(options["BookEvalDiff"]),
+            eval_black_limit=int(options["BookEvalBlackLimit"]),
+            eval_white_limit=int(options["BookEvalWhiteLimit"]),
+            depth_limit=int(options["BookDepthLimit"]),
+            consider_count=bool(options["ConsiderBookMoveCount"]),
+            pv_moves=int(options["BookPvMoves"]),
+        )
 
 
 @dataclass
 class BookChoice:
     """The book's answer: the move and what the book says about it."""
+
     move: str
     ponder: str | None
     value: int
     depth: int
     count: int
     pv: list[str]
-    candidates: list[BookMove] = field(default_factory=list)   # the moves chosen among
+    candidates: list[BookMove] = field(default_factory=list)  # the moves chosen among
 
 
 def _position(position):
     from ..api import as_position
+
     return as_position(position).copy()
 
 
@@ -85,8 +92,9 @@ def legal_moves(book: MovesOfPositions, pos, notes: list[str] | None = None) -> 
     return kept
 
 
-def choose(book: MovesOfPositions, position, settings: BookSettings, rng=None,
-           notes: list[str] | None = None) -> BookChoice | None:
+def choose(
+    book: MovesOfPositions, position, settings: BookSettings, rng=None, notes: list[str] | None = None
+) -> BookChoice | None:
     """The book move for `position` (a Position or SFEN text), or None; why moves were
     dropped goes to `notes` (the engine prints them as `info string`)."""
     rng = rng or random
@@ -102,16 +110,19 @@ def choose(book: MovesOfPositions, position, settings: BookSettings, rng=None,
         return None
     first = moves[0]
     if settings.depth_limit and first.depth < settings.depth_limit:
-        notes.append(f"book: depth {first.depth} of {first.move} is below BookDepthLimit "
-                     f"{settings.depth_limit}, not using the book")
+        notes.append(
+            f"book: depth {first.depth} of {first.move} is below BookDepthLimit "
+            f"{settings.depth_limit}, not using the book"
+        )
         return None
     side_limit = settings.eval_black_limit if pos.side_to_move() == 0 else settings.eval_white_limit
     floor = max(first.value - settings.eval_diff, side_limit)
     kept = [m for m in moves if m.value >= floor]
     if len(kept) != len(moves):
         name = "BookEvalBlackLimit" if pos.side_to_move() == 0 else "BookEvalWhiteLimit"
-        notes.append(f"book: BookEvalDiff {settings.eval_diff}, {name} {side_limit}: "
-                     f"{len(moves)} moves to {len(kept)}")
+        notes.append(
+            f"book: BookEvalDiff {settings.eval_diff}, {name} {side_limit}: {len(moves)} moves to {len(kept)}"
+        )
     if not kept:
         return None
     chosen = _pick(kept, settings.consider_count, rng)
@@ -124,7 +135,7 @@ def _pick(moves: list[BookMove], by_count: bool, rng) -> BookMove:
     if not by_count:
         return moves[rng.randrange(len(moves))]
     weights = [m.count for m in moves]
-    if sum(weights) == 0:          # a book whose counts are all 0: uniform
+    if sum(weights) == 0:  # a book whose counts are all 0: uniform
         weights = [1] * len(moves)
     return rng.choices(moves, weights=weights, k=1)[0]
 

@@ -10,11 +10,12 @@ used as a key, and a lookup with a position from any GUI finds the same key.
 >>> flip_move("7g7f"), flip_move("P*5e"), flip_move("8h2b+")
 ('3c3d', 'P*5e', '2b8h+')
 """
+
 from __future__ import annotations
 
 import re
 
-HAND_ORDER = "RBGSNLP"          # YaneuraOu's (and the USI proposal's) order of the hand
+HAND_ORDER = "RBGSNLP"  # YaneuraOu's (and the USI proposal's) order of the hand
 _PIECES = set("PLNSGBRK")
 _PROMOTABLE = set("PLNSBR")
 _HAND_TOKEN = re.compile(r"(\d*)([A-Za-z])")

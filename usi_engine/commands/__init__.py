@@ -7,6 +7,7 @@ The files a command reads by default ship in ``usi_engine/data/`` (`data_file`);
 that exist only in a checkout of the repository (``tests/``) are found next to the package
 (`REPO`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -18,6 +18,7 @@ depth and the hash size.  The sum over the positions, the last line's
 or the evaluation that changes the tree changes it.  Compilation (or loading the numba
 cache) happens in `Searcher.warmup()` before anything is timed; only `think` is timed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,7 @@ def verify(positions: list[tuple[str, str]]) -> int:
     """Parse every position with our Position, python-shogi and cshogi; 0 when all agree."""
     import shogi
     import cshogi
+
     bad = 0
     for i, (sfen, comment) in enumerate(positions, 1):
         try:
@@ -105,8 +107,9 @@ def fresh(searcher: Searcher) -> None:
     searcher.generation = 0
 
 
-def timed_think(searcher: Searcher, pos: Position, *, depth: int | None, movetime_ms: int | None,
-                on_iteration=None):
+def timed_think(
+    searcher: Searcher, pos: Position, *, depth: int | None, movetime_ms: int | None, on_iteration=None
+):
     """(ThinkResult, seconds): one search, only `think` timed; movetime via a Timer on stop."""
     stop = np.zeros(1, np.int32)
     timer = None
@@ -116,8 +119,14 @@ def timed_think(searcher: Searcher, pos: Position, *, depth: int | None, movetim
     if timer is not None:
         timer.start()
     try:
-        result = searcher.think(pos, depth=depth, nodes=None, multipv=1, stop=stop,
-                                on_iteration=on_iteration or (lambda info: None))
+        result = searcher.think(
+            pos,
+            depth=depth,
+            nodes=None,
+            multipv=1,
+            stop=stop,
+            on_iteration=on_iteration or (lambda info: None),
+        )
     finally:
         if timer is not None:
             timer.cancel()
@@ -142,21 +151,27 @@ def bench(args, positions) -> None:
         pos = make_position(sfen)
         fresh(searcher)
         cpu0 = time.process_time()
-        result, seconds = timed_think(searcher, pos, depth=None if args.movetime else args.depth,
-                                      movetime_ms=args.movetime)
+        result, seconds = timed_think(
+            searcher, pos, depth=None if args.movetime else args.depth, movetime_ms=args.movetime
+        )
         cpu_time += time.process_time() - cpu0
         info = result.info
         nodes = info.nodes if info else 0
         total_nodes += nodes
         total_time += seconds
         nps = int(nodes / seconds) if seconds > 0 else 0
-        print(f"{i:3d} {nodes:10d} {seconds:8.3f} {nps:9d} {info.depth if info else 0:5d} "
-              f"{result.best or '-':>7}  {score_text(info)}", flush=True)
+        print(
+            f"{i:3d} {nodes:10d} {seconds:8.3f} {nps:9d} {info.depth if info else 0:5d} "
+            f"{result.best or '-':>7}  {score_text(info)}",
+            flush=True,
+        )
     nps = int(total_nodes / total_time) if total_time > 0 else 0
     # CPU time of the process during the searches: well below threads x wall time means
     # other jobs were sharing the cores, and nps is low by about that factor.
-    print(f"# cpu {cpu_time:.3f} s for {total_time:.3f} s wall with {args.threads} thread(s); "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"# cpu {cpu_time:.3f} s for {total_time:.3f} s wall with {args.threads} thread(s); "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"total nodes {total_nodes} seconds {total_time:.3f} nps {nps}")
 
 
@@ -164,8 +179,10 @@ def time_to_depth(args, positions) -> None:
     """Time to complete depth D with 1 and with 2 threads on a few positions."""
     chosen = [i for i in TIME_TO_DEPTH_INDICES if i < len(positions)] or [0]
     searchers = {n: make_searcher(args.hash, n) for n in (1, 2)}
-    print(f"# time to depth {args.time_to_depth}, hash {args.hash} MB, "
-          f"positions {', '.join(str(i + 1) for i in chosen)}")
+    print(
+        f"# time to depth {args.time_to_depth}, hash {args.hash} MB, "
+        f"positions {', '.join(str(i + 1) for i in chosen)}"
+    )
     print(f"{'#':>3} {'1 thread s':>11} {'nodes':>10} {'2 threads s':>12} {'nodes':>10} {'speed-up':>8}")
     totals = {1: 0.0, 2: 0.0}
     cpu = {1: 0.0, 2: 0.0}
@@ -179,12 +196,19 @@ def time_to_depth(args, positions) -> None:
             cpu[n] += time.process_time() - cpu0
             row[n] = (seconds, result.info.nodes if result.info else 0)
             totals[n] += seconds
-        print(f"{i + 1:3d} {row[1][0]:11.3f} {row[1][1]:10d} {row[2][0]:12.3f} {row[2][1]:10d} "
-              f"{row[1][0] / row[2][0]:8.2f}", flush=True)
-    print(f"# cpu {cpu[1]:.3f} s with 1 thread, {cpu[2]:.3f} s with 2 (2 threads at full speed use "
-          f"about twice their wall time); load average {os.getloadavg()[0]:.2f}")
-    print(f"time to depth {args.time_to_depth}: 1 thread {totals[1]:.3f} s, 2 threads "
-          f"{totals[2]:.3f} s, speed-up {totals[1] / totals[2]:.2f}")
+        print(
+            f"{i + 1:3d} {row[1][0]:11.3f} {row[1][1]:10d} {row[2][0]:12.3f} {row[2][1]:10d} "
+            f"{row[1][0] / row[2][0]:8.2f}",
+            flush=True,
+        )
+    print(
+        f"# cpu {cpu[1]:.3f} s with 1 thread, {cpu[2]:.3f} s with 2 (2 threads at full speed use "
+        f"about twice their wall time); load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"time to depth {args.time_to_depth}: 1 thread {totals[1]:.3f} s, 2 threads "
+        f"{totals[2]:.3f} s, speed-up {totals[1] / totals[2]:.2f}"
+    )
 
 
 def startpos_1s(args) -> None:
@@ -197,13 +221,16 @@ def startpos_1s(args) -> None:
         if info.bound is None and info.multipv == 1:
             done.append(info)
 
-    result, seconds = timed_think(searcher, Position(), depth=None, movetime_ms=1000,
-                                  on_iteration=on_iteration)
+    result, seconds = timed_think(
+        searcher, Position(), depth=None, movetime_ms=1000, on_iteration=on_iteration
+    )
     last = done[-1] if done else None
     nodes = result.info.nodes if result.info else 0
-    print(f"startpos 1 s: depth {last.depth if last else 0} (seldepth {last.seldepth if last else 0}) "
-          f"best {result.best} {score_text(last)} nodes {nodes} seconds {seconds:.3f} "
-          f"nps {int(nodes / seconds)} threads {args.threads}")
+    print(
+        f"startpos 1 s: depth {last.depth if last else 0} (seldepth {last.seldepth if last else 0}) "
+        f"best {result.best} {score_text(last)} nodes {nodes} seconds {seconds:.3f} "
+        f"nps {int(nodes / seconds)} threads {args.threads}"
+    )
 
 
 def depth_1s(args, positions) -> None:
@@ -212,8 +239,9 @@ def depth_1s(args, positions) -> None:
     --nodes N each search gets N nodes instead: the same figure without the machine's load
     (1 s is about 1.2 M nodes on an idle core)."""
     searcher = make_searcher(args.hash, args.threads)
-    chosen = [(i, sfen) for i, (sfen, comment) in enumerate(positions, 1)
-              if comment.startswith("middle game")]
+    chosen = [
+        (i, sfen) for i, (sfen, comment) in enumerate(positions, 1) if comment.startswith("middle game")
+    ]
     movetime = args.movetime or 1000
     limit = f"{args.nodes} nodes" if args.nodes else f"{movetime} ms"
     print(f"# depth in {limit}, {len(chosen)} middle-game positions, threads {args.threads}")
@@ -230,41 +258,61 @@ def depth_1s(args, positions) -> None:
         cpu0 = time.process_time()
         if args.nodes:
             t0 = time.perf_counter()
-            result = searcher.think(make_position(sfen), depth=None, nodes=args.nodes, multipv=1,
-                                    stop=np.zeros(1, np.int32), on_iteration=on_iteration)
+            result = searcher.think(
+                make_position(sfen),
+                depth=None,
+                nodes=args.nodes,
+                multipv=1,
+                stop=np.zeros(1, np.int32),
+                on_iteration=on_iteration,
+            )
             seconds = time.perf_counter() - t0
         else:
-            result, seconds = timed_think(searcher, make_position(sfen), depth=None,
-                                          movetime_ms=movetime, on_iteration=on_iteration)
+            result, seconds = timed_think(
+                searcher, make_position(sfen), depth=None, movetime_ms=movetime, on_iteration=on_iteration
+            )
         cpu_time += time.process_time() - cpu0
         last = done[-1] if done else None
         nodes = result.info.nodes if result.info else 0
         depths.append(last.depth if last else 0)
         total_nodes += nodes
         total_time += seconds
-        print(f"{i:3d} {depths[-1]:5d} {last.seldepth if last else 0:8d} {nodes:10d} "
-              f"{int(nodes / seconds):9d} {result.best or '-':>7}  {score_text(last)}", flush=True)
+        print(
+            f"{i:3d} {depths[-1]:5d} {last.seldepth if last else 0:8d} {nodes:10d} "
+            f"{int(nodes / seconds):9d} {result.best or '-':>7}  {score_text(last)}",
+            flush=True,
+        )
     depths.sort()
     n = len(depths)
     median = depths[n // 2] if n % 2 else (depths[n // 2 - 1] + depths[n // 2]) / 2
     print(f"# cpu {cpu_time:.3f} s for {total_time:.3f} s wall; load average {os.getloadavg()[0]:.2f}")
-    print(f"median depth {median} over {n} middle games in {limit}, "
-          f"nps {int(total_nodes / total_time) if total_time > 0 else 0}")
+    print(
+        f"median depth {median} over {n} middle games in {limit}, "
+        f"nps {int(total_nodes / total_time) if total_time > 0 else 0}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine bench", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help=f"search depth (default {DEFAULT_DEPTH})")
+    ap = argparse.ArgumentParser(
+        prog="usi-engine bench",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--depth", type=int, default=DEFAULT_DEPTH, help=f"search depth (default {DEFAULT_DEPTH})"
+    )
     ap.add_argument("--threads", type=int, default=1, help="search threads, Lazy SMP (default 1)")
     ap.add_argument("--hash", type=int, default=DEFAULT_HASH_MB, help=f"hash MB (default {DEFAULT_HASH_MB})")
     ap.add_argument("--positions", default=DEFAULT_POSITIONS, help="position file")
     ap.add_argument("--movetime", type=int, metavar="MS", help="time per position instead of a depth")
     ap.add_argument("--time-to-depth", type=int, metavar="D", help="time to depth D with 1 and 2 threads")
     ap.add_argument("--startpos-1s", action="store_true", help="depth reached in 1 s from startpos")
-    ap.add_argument("--depth-1s", action="store_true",
-                    help="median depth reached in 1 s (or --movetime) over the middle games")
+    ap.add_argument(
+        "--depth-1s",
+        action="store_true",
+        help="median depth reached in 1 s (or --movetime) over the middle games",
+    )
     ap.add_argument("--nodes", type=int, metavar="N", help="--depth-1s: N nodes a position instead of 1 s")
     ap.add_argument("--verify", action="store_true", help="check every position parses, then exit")
     args = ap.parse_args(argv)

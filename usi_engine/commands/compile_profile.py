@@ -17,6 +17,7 @@ between runs on a loaded machine; the header gives wall times, `readyok` include
 one usually means a literal argument (True, 1), an int32/int64 mix or a C/A array layout
 mix (see core/jit.py and docs/perft.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,17 +29,27 @@ from collections import defaultdict
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="usi-engine compile-profile", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine compile-profile",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--cache-dir", help="numba cache directory (default: a fresh empty one)")
-    ap.add_argument("--what", choices=("engine", "search", "mate"), default="engine",
-                    help="engine: the whole warmup of `isready` (default); search: "
-                         "Searcher.warmup only; mate: the mate solver only")
+    ap.add_argument(
+        "--what",
+        choices=("engine", "search", "mate"),
+        default="engine",
+        help="engine: the whole warmup of `isready` (default); search: "
+        "Searcher.warmup only; mate: the mate solver only",
+    )
     ap.add_argument("--signatures", action="store_true", help="print every signature")
     ap.add_argument("--top", type=int, default=0, help="only the N slowest functions")
-    ap.add_argument("--passes", action="store_true",
-                    help="also the time per numba compiler pass (self time, all functions)")
+    ap.add_argument(
+        "--passes",
+        action="store_true",
+        help="also the time per numba compiler pass (self time, all functions)",
+    )
     return ap.parse_args(argv)
 
 
@@ -54,13 +65,14 @@ class CompileTimer:
 
     def __init__(self):
         from numba.core import event
+
         self._event = event
-        self.stack: list[list] = []              # [key, start, child seconds]
+        self.stack: list[list] = []  # [key, start, child seconds]
         self.total = defaultdict(float)
         self.self_time = defaultdict(float)
-        self.compiles = defaultdict(list)        # key -> [argument types]
-        self.pass_stack: list[list] = []         # [pass name, start, child seconds]
-        self.pass_time = defaultdict(float)      # pass name -> self seconds
+        self.compiles = defaultdict(list)  # key -> [argument types]
+        self.pass_stack: list[list] = []  # [pass name, start, child seconds]
+        self.pass_time = defaultdict(float)  # pass name -> self seconds
 
     def __enter__(self):
         timer = self
@@ -117,6 +129,7 @@ def type_name(t) -> str:
 def dispatchers():
     """Every numba dispatcher defined in usi_engine.core, by qualified name."""
     from numba.core.registry import CPUDispatcher
+
     found = {}
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("usi_engine"):
@@ -131,14 +144,20 @@ def run_warmup(what: str, t0: float) -> list[str]:
     """Run the warmup; the wall-clock milestones (seconds since the start) as text."""
     if what == "search":
         from usi_engine.search.searcher import Searcher
+
         Searcher().warmup()
         return []
     if what == "mate":
         import numpy as np
         from usi_engine.position import Position
         from usi_engine.search.tsume import solve
-        solve(Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"), stop=np.zeros(1, np.int32),
-              time_limit_ms=None, nodes=10000)
+
+        solve(
+            Position("4k4/9/4P4/9/9/9/9/9/4K4 b G 1"),
+            stop=np.zeros(1, np.int32),
+            time_limit_ms=None,
+            nodes=10000,
+        )
         return []
     # what the first `isready` does, then the mate solver's compile that follows it
     from usi_engine.server.backend import Backend
@@ -148,6 +167,7 @@ def run_warmup(what: str, t0: float) -> list[str]:
         @staticmethod
         def info(text):
             pass
+
     backend = Backend(build_options(find_config(None)[0]), Quiet(), log=lambda text: None)
     backend.ensure_ready(idle=True)
     ready = time.perf_counter() - t0
@@ -158,9 +178,10 @@ def run_warmup(what: str, t0: float) -> list[str]:
 def main(argv=None) -> int:
     args = parse_args(argv)
     cache = args.cache_dir or tempfile.mkdtemp(prefix="numba-cold-")
-    os.environ["NUMBA_CACHE_DIR"] = cache            # before numba is imported
+    os.environ["NUMBA_CACHE_DIR"] = cache  # before numba is imported
     t0, c0 = time.perf_counter(), time.process_time()
     import numba
+
     with CompileTimer() as timer:
         milestones = run_warmup(args.what, t0)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -173,19 +194,29 @@ def main(argv=None) -> int:
         if n_sig == 0:
             continue
         inline = disp is not None and disp.targetoptions.get("inline", "never") == "always"
-        rows.append((timer.self_time.get(key, 0.0), timer.total.get(key, 0.0),
-                     len(timer.compiles.get(key, ())), n_sig, key, inline))
+        rows.append(
+            (
+                timer.self_time.get(key, 0.0),
+                timer.total.get(key, 0.0),
+                len(timer.compiles.get(key, ())),
+                n_sig,
+                key,
+                inline,
+            )
+        )
     rows.sort(reverse=True)
     compiled = sum(r[0] for r in rows)
     print(f"# numba {numba.__version__}, cache {cache}")
-    print(f"# wall {wall:.1f} s, CPU {cpu:.1f} s, of which compiling {compiled:.1f} s CPU; "
-          f"{sum(r[2] for r in rows)} compilations of {sum(1 for r in rows if r[2])} functions, "
-          f"{sum(r[3] for r in rows)} signatures loaded or compiled; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"# wall {wall:.1f} s, CPU {cpu:.1f} s, of which compiling {compiled:.1f} s CPU; "
+        f"{sum(r[2] for r in rows)} compilations of {sum(1 for r in rows if r[2])} functions, "
+        f"{sum(r[3] for r in rows)} signatures loaded or compiled; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     if milestones:
         print("# " + ", ".join(milestones) + " (wall)")
     print(f"{'self s':>7} {'total s':>8} {'compiled':>8} {'sigs':>5}  function")
-    for self_s, total_s, n_comp, n_sig, key, inline in rows[:args.top or None]:
+    for self_s, total_s, n_comp, n_sig, key, inline in rows[: args.top or None]:
         mark = "  (inline)" if inline else ""
         print(f"{self_s:7.2f} {total_s:8.2f} {n_comp:8d} {n_sig:5d}  {key}{mark}")
         if args.signatures and key in table:

@@ -10,6 +10,7 @@ from search scores (usi_engine/training/data/distill.py says what the records ho
 One output file per input file (shards or folders of shards); a finished file is kept when
 the command runs again.  See docs/training.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,9 @@ import time
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="usi-engine distill", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="usi-engine distill", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("data", nargs="+", help="PackedSfenValue files or folders of shards")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--variants", type=int, default=3, help="random continuations per position")
@@ -30,6 +32,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     from usi_engine.training.learn.dataset import shard_files
     from usi_engine.training.data.distill import DistillConfig, run
+
     try:
         files = shard_files(a.data)
         cfg = DistillConfig(tuple(files), a.out, a.variants, a.max_random, a.seed, a.workers)

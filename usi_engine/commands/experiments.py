@@ -17,6 +17,7 @@ when it finished that iteration.  --jobs N spreads the positions over N processe
 of on/off searches runs in one process, so both see the same load).  The results and their
 reading are in docs/EXPERIMENTS.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,7 +65,9 @@ TITLES = {
 COUNTERS = {
     "mid": ("S_MID_NODES", "S_MID_ITERS"),
     "mid-noiir": ("S_MID_NODES", "S_MID_ITERS"),
-    "yss": (), "yss-full": (), "yss-nocheck": (),
+    "yss": (),
+    "yss-full": (),
+    "yss-nocheck": (),
     "osl": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
     "osl-approx": ("S_OSL_SCOUTS", "S_OSL_RESEARCHES", "S_OSL_RESTRICTED", "S_OSL_UNPROVEN"),
     "shallow": ("S_SHALLOW_NODES",),
@@ -75,10 +78,10 @@ COUNTERS = {
 @dataclass
 class Problem:
     sfen: str
-    kind: str            # quiet, tactical, mate
+    kind: str  # quiet, tactical, mate
     source: str
-    ref: str | None      # reference move (a deep search's choice), or None
-    mate: int | None     # plies to mate for mate problems
+    ref: str | None  # reference move (a deep search's choice), or None
+    mate: int | None  # plies to mate for mate problems
 
 
 def parse_problem(sfen: str, comment: str) -> Problem:
@@ -107,7 +110,7 @@ class DepthRecord:
     nodes: int
     seconds: float
     seldepth: int
-    full_ply: int         # deepest full-width node so far (ctx.stats S_FULL_PLY)
+    full_ply: int  # deepest full-width node so far (ctx.stats S_FULL_PLY)
     best: str
     cp: int | None
     mate: int | None
@@ -135,14 +138,22 @@ def _searcher(hash_mb: int):
     global _SEARCHER
     if _SEARCHER is None:
         from usi_engine.search.factory import SearchSettings, make_searcher
+
         _SEARCHER = make_searcher(SearchSettings(hash_mb=hash_mb), warmup=True)
     return _SEARCHER
 
 
-def search_record(sfen: str, depth: int, switches: dict[str, int], params: dict[str, int],
-                  counters: tuple[str, ...], hash_mb: int) -> SearchRecord:
+def search_record(
+    sfen: str,
+    depth: int,
+    switches: dict[str, int],
+    params: dict[str, int],
+    counters: tuple[str, ...],
+    hash_mb: int,
+) -> SearchRecord:
     from usi_engine.search.factory import SearchSettings, configure
     from usi_engine.core import search as cs
+
     s = _searcher(hash_mb)
     sp = defaults()
     for name, value in params.items():
@@ -156,13 +167,27 @@ def search_record(sfen: str, depth: int, switches: dict[str, int], params: dict[
     def on_iteration(info) -> None:
         if info.bound is not None or info.multipv != 1:
             return
-        rec.depths.append(DepthRecord(info.depth, info.nodes, time.perf_counter() - t0,
-                                      info.seldepth, int(ctx.stats[cs.S_FULL_PLY]),
-                                      info.pv[0] if info.pv else "-", info.score_cp,
-                                      info.score_mate))
+        rec.depths.append(
+            DepthRecord(
+                info.depth,
+                info.nodes,
+                time.perf_counter() - t0,
+                info.seldepth,
+                int(ctx.stats[cs.S_FULL_PLY]),
+                info.pv[0] if info.pv else "-",
+                info.score_cp,
+                info.score_mate,
+            )
+        )
 
-    s.think(make_position(sfen), depth=depth, nodes=None, multipv=1,
-            stop=np.zeros(1, np.int32), on_iteration=on_iteration)
+    s.think(
+        make_position(sfen),
+        depth=depth,
+        nodes=None,
+        multipv=1,
+        stop=np.zeros(1, np.int32),
+        on_iteration=on_iteration,
+    )
     rec.counters = {c: int(ctx.stats[getattr(cs, c)]) for c in counters}
     return rec
 
@@ -172,23 +197,27 @@ def _pair_job(job):
     counters, hash) -> (index, off record, on record)."""
     i, sfen, depth, switches, params, base_switches, base_params, counters, hash_mb = job
     off = search_record(sfen, depth, base_switches, base_params, counters, hash_mb)
-    on = search_record(sfen, depth, {**base_switches, **switches}, {**base_params, **params},
-                       counters, hash_mb)
+    on = search_record(
+        sfen, depth, {**base_switches, **switches}, {**base_params, **params}, counters, hash_mb
+    )
     return i, off, on
 
 
-def run_pairs(problems: list[Problem], depth: int, technique: str, base_params: dict[str, int],
-              jobs: int, hash_mb: int) -> list[tuple[SearchRecord, SearchRecord]]:
+def run_pairs(
+    problems: list[Problem], depth: int, technique: str, base_params: dict[str, int], jobs: int, hash_mb: int
+) -> list[tuple[SearchRecord, SearchRecord]]:
     switches, params, base_switches = TECHNIQUES[technique]
-    work = [(i, p.sfen, depth, switches, params, base_switches, base_params, COUNTERS[technique],
-             hash_mb) for i, p in enumerate(problems)]
+    work = [
+        (i, p.sfen, depth, switches, params, base_switches, base_params, COUNTERS[technique], hash_mb)
+        for i, p in enumerate(problems)
+    ]
     out: list = [None] * len(problems)
     if jobs <= 1:
         for job in work:
             i, off, on = _pair_job(job)
             out[i] = (off, on)
     else:
-        ctx = multiprocessing.get_context("spawn")      # numba and threads: no fork
+        ctx = multiprocessing.get_context("spawn")  # numba and threads: no fork
         with ctx.Pool(jobs) as pool:
             for i, off, on in pool.imap_unordered(_pair_job, work):
                 out[i] = (off, on)
@@ -212,10 +241,24 @@ def depth_rows(problems: list[Problem], pairs, depth: int) -> list[dict]:
     rows = []
     with_ref = sum(1 for p in problems if p.ref is not None or p.mate is not None)
     for d in range(1, depth + 1):
-        row = {"depth": d, "nodes_off": 0, "nodes_on": 0, "sec_off": 0.0, "sec_on": 0.0,
-               "seldepth_off": 0, "seldepth_on": 0, "full_ply_off": 0, "full_ply_on": 0,
-               "move_changed": 0, "score_changed": 0, "score_diff_sum": 0, "compared": 0,
-               "found_off": 0, "found_on": 0, "with_ref": with_ref}
+        row = {
+            "depth": d,
+            "nodes_off": 0,
+            "nodes_on": 0,
+            "sec_off": 0.0,
+            "sec_on": 0.0,
+            "seldepth_off": 0,
+            "seldepth_on": 0,
+            "full_ply_off": 0,
+            "full_ply_on": 0,
+            "move_changed": 0,
+            "score_changed": 0,
+            "score_diff_sum": 0,
+            "compared": 0,
+            "found_off": 0,
+            "found_on": 0,
+            "with_ref": with_ref,
+        }
         for p, (off, on) in zip(problems, pairs):
             a, b = off.at(d), on.at(d)
             if a is None or b is None:
@@ -242,29 +285,37 @@ def depth_rows(problems: list[Problem], pairs, depth: int) -> list[dict]:
 def print_table(technique: str, problems: list[Problem], pairs, depth: int, extra: str) -> list[dict]:
     rows = depth_rows(problems, pairs, depth)
     print(f"\n### {TITLES[technique]}{extra}\n")
-    print(f"{len(problems)} positions; nodes and seconds to finish each depth, summed; "
-          "on/off ratios; max seldepth and max full-width ply over the positions; "
-          "positions where the move / the score differ; reference moves (or mates) found.\n")
-    print("| depth | nodes off | nodes on | on/off | s off | s on | on/off | seldepth off/on "
-          "| full-width ply off/on | move differs | score differs | mean abs cp diff "
-          "| found off/on |")
+    print(
+        f"{len(problems)} positions; nodes and seconds to finish each depth, summed; "
+        "on/off ratios; max seldepth and max full-width ply over the positions; "
+        "positions where the move / the score differ; reference moves (or mates) found.\n"
+    )
+    print(
+        "| depth | nodes off | nodes on | on/off | s off | s on | on/off | seldepth off/on "
+        "| full-width ply off/on | move differs | score differs | mean abs cp diff "
+        "| found off/on |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         n = max(1, r["compared"])
         ratio_n = r["nodes_on"] / r["nodes_off"] if r["nodes_off"] else 0.0
         ratio_t = r["sec_on"] / r["sec_off"] if r["sec_off"] else 0.0
-        print(f"| {r['depth']} | {r['nodes_off']:,} | {r['nodes_on']:,} | {ratio_n:.2f} "
-              f"| {r['sec_off']:.2f} | {r['sec_on']:.2f} | {ratio_t:.2f} "
-              f"| {r['seldepth_off']}/{r['seldepth_on']} | {r['full_ply_off']}/{r['full_ply_on']} "
-              f"| {r['move_changed']}/{n} | {r['score_changed']}/{n} | {r['score_diff_sum'] / n:.0f} "
-              f"| {r['found_off']}/{r['found_on']} of {r['with_ref']} |")
+        print(
+            f"| {r['depth']} | {r['nodes_off']:,} | {r['nodes_on']:,} | {ratio_n:.2f} "
+            f"| {r['sec_off']:.2f} | {r['sec_on']:.2f} | {ratio_t:.2f} "
+            f"| {r['seldepth_off']}/{r['seldepth_on']} | {r['full_ply_off']}/{r['full_ply_on']} "
+            f"| {r['move_changed']}/{n} | {r['score_changed']}/{n} | {r['score_diff_sum'] / n:.0f} "
+            f"| {r['found_off']}/{r['found_on']} of {r['with_ref']} |"
+        )
     counters = {}
     for _off, on in pairs:
         for k, v in on.counters.items():
             counters[k] = counters.get(k, 0) + v
     if counters:
-        print("\nCounters of the 'on' searches, summed: "
-              + ", ".join(f"{k[2:].lower()} {v:,}" for k, v in counters.items()))
+        print(
+            "\nCounters of the 'on' searches, summed: "
+            + ", ".join(f"{k[2:].lower()} {v:,}" for k, v in counters.items())
+        )
     by_kind: dict[str, list[int]] = {}
     for p, (off, on) in zip(problems, pairs):
         a, b = off.at(depth), on.at(depth)
@@ -275,16 +326,21 @@ def print_table(technique: str, problems: list[Problem], pairs, depth: int, extr
             k[2] += 1
             k[3] += _found(p, a)
             k[4] += _found(p, b)
-    print("By kind at depth %d: " % depth + "; ".join(
-        f"{kind} ({c}) nodes on/off {on_n / off_n:.2f}, found {f_off}/{f_on}"
-        for kind, (off_n, on_n, c, f_off, f_on) in by_kind.items() if off_n))
+    print(
+        "By kind at depth %d: " % depth
+        + "; ".join(
+            f"{kind} ({c}) nodes on/off {on_n / off_n:.2f}, found {f_off}/{f_on}"
+            for kind, (off_n, on_n, c, f_off, f_on) in by_kind.items()
+            if off_n
+        )
+    )
     return rows
 
 
 def cmd_run(args) -> int:
     problems = load_problems(args.problems)
     if args.limit:
-        problems = problems[:args.limit]
+        problems = problems[: args.limit]
     base_params = {}
     for text in args.param or []:
         name, _, value = text.partition("=")
@@ -297,21 +353,25 @@ def cmd_run(args) -> int:
         if name not in TECHNIQUES:
             print(f"unknown technique {name!r}; known: {', '.join(TECHNIQUES)}, all", file=sys.stderr)
             return 2
-    print(f"# depth {args.depth}, hash {args.hash} MB, {len(problems)} positions from "
-          f"{os.path.relpath(args.problems)}, jobs {args.jobs}, constants {base_params or 'default'}")
+    print(
+        f"# depth {args.depth}, hash {args.hash} MB, {len(problems)} positions from "
+        f"{os.path.relpath(args.problems)}, jobs {args.jobs}, constants {base_params or 'default'}"
+    )
     results = {}
     for name in names:
         t0 = time.perf_counter()
         pairs = run_pairs(problems, args.depth, name, base_params, args.jobs, args.hash)
         rows = print_table(name, problems, pairs, args.depth, "")
-        print(f"(wall {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.2f})",
-              flush=True)
-        results[name] = {"rows": rows,
-                         "positions": [{"off": asdict(off), "on": asdict(on)} for off, on in pairs]}
+        print(f"(wall {time.perf_counter() - t0:.0f} s; load average {os.getloadavg()[0]:.2f})", flush=True)
+        results[name] = {
+            "rows": rows,
+            "positions": [{"off": asdict(off), "on": asdict(on)} for off, on in pairs],
+        }
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"depth": args.depth, "problems": [asdict(p) for p in problems],
-                       "results": results}, fh)
+            json.dump(
+                {"depth": args.depth, "problems": [asdict(p) for p in problems], "results": results}, fh
+            )
     return 0
 
 
@@ -323,7 +383,7 @@ def yss_leaves(b: int, n: int) -> tuple[int, int]:
     leaves = [1, 1]
     for h in range(2, 2 * n + 1):
         leaves.append(leaves[h - 1] + (b - 1) * leaves[h - 2])
-    return b ** n, leaves[2 * n]
+    return b**n, leaves[2 * n]
 
 
 def cmd_yss_table(args) -> int:
@@ -338,8 +398,9 @@ def cmd_yss_table(args) -> int:
 # --- making the problem set --------------------------------------------------------------
 def _think(searcher, pos: Position, depth: int | None = None, nodes: int | None = None):
     fresh(searcher)
-    return searcher.think(pos, depth=depth, nodes=nodes, multipv=1, stop=np.zeros(1, np.int32),
-                          on_iteration=lambda info: None)
+    return searcher.think(
+        pos, depth=depth, nodes=nodes, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
+    )
 
 
 def _cp(result) -> int | None:
@@ -350,12 +411,15 @@ def cmd_make_problems(args) -> int:
     """Self-play from balanced openings; positions classified by searches at two depths."""
     searcher = _searcher(args.hash)
     rng = random.Random(args.seed)
-    openings = [line.strip() for line in open(data_file("openings_balanced.txt"), encoding="utf-8")
-                if line.strip() and not line.startswith("#")]
+    openings = [
+        line.strip()
+        for line in open(data_file("openings_balanced.txt"), encoding="utf-8")
+        if line.strip() and not line.startswith("#")
+    ]
     picked = rng.sample(range(len(openings)), args.games)
     quiet, tactical = [], []
     for g, index in enumerate(picked, 1):
-        moves = openings[index].split()[2:]          # 'startpos moves ...'
+        moves = openings[index].split()[2:]  # 'startpos moves ...'
         pos = Position()
         for m in moves:
             pos.push(m)
@@ -363,7 +427,10 @@ def cmd_make_problems(args) -> int:
             if pos.is_game_over():
                 break
             if ply >= args.min_ply and ply % args.every == 0:
-                shallow, deep = _think(searcher, pos, depth=1), _think(searcher, pos, depth=args.classify_depth)
+                shallow, deep = (
+                    _think(searcher, pos, depth=1),
+                    _think(searcher, pos, depth=args.classify_depth),
+                )
                 s1, s8 = _cp(shallow), _cp(deep)
                 src = f"self-play (usi_engine, {args.nodes} nodes a move) from openings_balanced.txt line {index + 3}, ply {ply}"
                 if s1 is not None and s8 is not None and abs(s8) <= 2500:
@@ -390,13 +457,17 @@ def cmd_make_problems(args) -> int:
                     out.append(by_game[g].pop(rng.randrange(len(by_game[g]))))
         return out
 
-    lines = ["# Problem set of scripts/experiments.py: '<sfen>  # <kind>; <source>; ref <move> <score>'.",
-             f"# Made by: python scripts/experiments.py make-problems --games {args.games} --seed {args.seed} "
-             f"--nodes {args.nodes} --ref-depth {args.ref_depth}",
-             "# quiet: |score| <= 300 cp at depth %d, within 60 cp of depth 1, best move no capture;" % args.classify_depth,
-             "# tactical: the side to move gains >= %d cp between depth 1 and depth %d." % (args.gain, args.classify_depth),
-             f"# ref: the move and score of a depth-{args.ref_depth} search with the default switches (an engine's choice,",
-             "# not ground truth); mate problems: ref is one first move of a mate of the given length."]
+    lines = [
+        "# Problem set of scripts/experiments.py: '<sfen>  # <kind>; <source>; ref <move> <score>'.",
+        f"# Made by: python scripts/experiments.py make-problems --games {args.games} --seed {args.seed} "
+        f"--nodes {args.nodes} --ref-depth {args.ref_depth}",
+        "# quiet: |score| <= 300 cp at depth %d, within 60 cp of depth 1, best move no capture;"
+        % args.classify_depth,
+        "# tactical: the side to move gains >= %d cp between depth 1 and depth %d."
+        % (args.gain, args.classify_depth),
+        f"# ref: the move and score of a depth-{args.ref_depth} search with the default switches (an engine's choice,",
+        "# not ground truth); mate problems: ref is one first move of a mate of the given length.",
+    ]
     for kind, items, count in (("quiet", quiet, args.quiet), ("tactical", tactical, args.tactical)):
         for sfen, src in spread(items, count):
             r = _think(searcher, Position(sfen), depth=args.ref_depth)
@@ -428,15 +499,20 @@ def _mate_problems() -> list[str]:
             continue
         taken[int(length)] = taken.get(int(length), 0) + 1
         first = source.rsplit("e.g.", 1)[1].split()[0]
-        out.append(f"{sfen}  # mate; tests/data/tsume.txt ({source.split(',')[0]}, verified by brute force "
-                   f"and cshogi.DfPn); ref {first} mate {length}")
+        out.append(
+            f"{sfen}  # mate; tests/data/tsume.txt ({source.split(',')[0]}, verified by brute force "
+            f"and cshogi.DfPn); ref {first} mate {length}"
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine experiments", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine experiments",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="on vs off at fixed depths")
     run.add_argument("--technique", default="all", help=f"{', '.join(TECHNIQUES)}, a comma list, or all")
@@ -445,8 +521,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--problems", default=DEFAULT_PROBLEMS)
     run.add_argument("--limit", type=int, help="only the first N positions")
     run.add_argument("--hash", type=int, default=DEFAULT_HASH_MB)
-    run.add_argument("--param", action="append", metavar="NAME=VALUE",
-                     help="a core/params.py constant for both searches (repeatable)")
+    run.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a core/params.py constant for both searches (repeatable)",
+    )
     run.add_argument("--json", help="write every record to this file")
     yss = sub.add_parser("yss-table", help="YSS's Table 1: leaves with the half-ply extension")
     yss.add_argument("--b", type=int, default=20, help="branching factor")

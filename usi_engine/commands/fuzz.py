@@ -9,6 +9,7 @@ smallest failing example).
 The default test run (pytest) tries 40 examples per property; docs/reliability.md holds
 the figures of the long runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,12 @@ import sys
 import time
 from . import REPO
 
-SUITES = {"records": "test_fuzz_records.py", "psv": "test_fuzz_psv.py",
-          "nnue": "test_fuzz_nnue.py", "usi": "test_fuzz_usi.py"}
+SUITES = {
+    "records": "test_fuzz_records.py",
+    "psv": "test_fuzz_psv.py",
+    "nnue": "test_fuzz_nnue.py",
+    "usi": "test_fuzz_usi.py",
+}
 
 
 class Outcomes:
@@ -37,20 +42,34 @@ class Outcomes:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="usi-engine fuzz", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--examples", type=int, default=2000, help="examples per property (default 2000; "
-                   "the live-engine properties take a half and a quarter of it)")
-    p.add_argument("--only", nargs="+", choices=sorted(SUITES), default=sorted(SUITES),
-                   help="which readers to fuzz (default: all)")
+    p = argparse.ArgumentParser(
+        prog="usi-engine fuzz", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=2000,
+        help="examples per property (default 2000; "
+        "the live-engine properties take a half and a quarter of it)",
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(SUITES),
+        default=sorted(SUITES),
+        help="which readers to fuzz (default: all)",
+    )
     a = p.parse_args(argv)
     if not (REPO / "tests" / "fuzzing.py").is_file():
-        print(f"fuzz: runs the tests of a checkout of the repository; there is no {REPO / 'tests'}",
-              file=sys.stderr)
+        print(
+            f"fuzz: runs the tests of a checkout of the repository; there is no {REPO / 'tests'}",
+            file=sys.stderr,
+        )
         return 2
-    os.environ["USI_ENGINE_FUZZ_EXAMPLES"] = str(a.examples)   # read by tests/fuzzing.py
+    os.environ["USI_ENGINE_FUZZ_EXAMPLES"] = str(a.examples)  # read by tests/fuzzing.py
     os.chdir(REPO)
     import pytest
+
     outcomes = Outcomes()
     files = [str(REPO / "tests" / SUITES[name]) for name in a.only]
     t0 = time.monotonic()

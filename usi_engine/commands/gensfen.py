@@ -13,6 +13,7 @@
 
 Every option and the file layout: docs/training.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,10 @@ def read_openings(path: str) -> tuple[str, ...]:
         try:
             Position(sfen)
         except ValueError as exc:
-            raise SystemExit(f"gensfen: {path}: line {number}: not a position "
-                             f"({ascii_clean(exc, 120)}): {ascii_clean(text, 60)}") from None
+            raise SystemExit(
+                f"gensfen: {path}: line {number}: not a position "
+                f"({ascii_clean(exc, 120)}): {ascii_clean(text, 60)}"
+            ) from None
         out.append(sfen)
     if not out:
         raise SystemExit(f"gensfen: {path}: no opening position in the file")
@@ -57,21 +60,36 @@ def read_openings(path: str) -> tuple[str, ...]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="usi-engine gensfen", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="usi-engine gensfen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--out", required=True, help="output folder (created; resumed if it exists)")
-    p.add_argument("--positions", type=int, required=True, help="positions wanted (rounded up to whole shards)")
+    p.add_argument(
+        "--positions", type=int, required=True, help="positions wanted (rounded up to whole shards)"
+    )
     p.add_argument("--shard-size", type=int, default=10000, help="records per shard (default 10000)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
-    p.add_argument("--minutes", type=float, default=None,
-                   help="start no new shard after this many minutes (a later run resumes)")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="start no new shard after this many minutes (a later run resumes)",
+    )
     p.add_argument("--depth", type=int, default=6, help="search depth per position (default 6)")
-    p.add_argument("--nodes", type=int, default=None, help="node limit per position (with or instead of --depth)")
+    p.add_argument(
+        "--nodes", type=int, default=None, help="node limit per position (with or instead of --depth)"
+    )
     p.add_argument("--hash", type=int, default=16, help="transposition table MB per worker")
-    p.add_argument("--evaldir", default=None, metavar="DIR",
-                   help="our search evaluates with DIR/nn.bin (EvalDir; default: hand-made)")
-    p.add_argument("--teacher", default=None, help="a USI engine command that labels and plays instead of our search")
+    p.add_argument(
+        "--evaldir",
+        default=None,
+        metavar="DIR",
+        help="our search evaluates with DIR/nn.bin (EvalDir; default: hand-made)",
+    )
+    p.add_argument(
+        "--teacher", default=None, help="a USI engine command that labels and plays instead of our search"
+    )
     p.add_argument("--teacher-go", default="depth 8", help="the teacher's go arguments (default 'depth 8')")
     p.add_argument("--teacher-option", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--openings", default=None, help="file of start SFENs (default: the start position)")
@@ -85,9 +103,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--write-min-ply", type=int, default=d.write_min_ply)
     p.add_argument("--max-ply", type=int, default=d.max_ply)
     p.add_argument("--eval-limit", type=int, default=d.eval_limit)
-    p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="make the shards as Ray tasks on the cluster at ADDRESS ('local': start "
-                        "a local Ray on 127.0.0.1 with --workers CPUs)")
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="make the shards as Ray tasks on the cluster at ADDRESS ('local': start "
+        "a local Ray on 127.0.0.1 with --workers CPUs)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -96,21 +118,43 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
     if a.positions < 1 or a.shard_size < 1:
         raise SystemExit("--positions and --shard-size must be positive")
     if a.evaldir and a.teacher:
-        raise SystemExit("--evaldir sets our own search's network; give a --teacher its "
-                         "network with --teacher-option EvalDir=DIR")
+        raise SystemExit(
+            "--evaldir sets our own search's network; give a --teacher its "
+            "network with --teacher-option EvalDir=DIR"
+        )
     try:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    play = PlayConfig(a.random_moves, a.random_max_ply, a.multipv, a.multipv_plies, a.multipv_margin,
-                      a.opening_limit, a.write_min_ply, a.max_ply, a.eval_limit)
-    return GenConfig(out=a.out, positions=a.positions, shard_size=a.shard_size, seed=a.seed,
-                     depth=a.depth if a.depth > 0 else None, nodes=a.nodes, hash_mb=a.hash,
-                     evaldir=a.evaldir,
-                     teacher=a.teacher, teacher_go=a.teacher_go, teacher_options=options,
-                     openings=read_openings(a.openings) if a.openings else (START_SFEN,),
-                     play=play, workers=max(1, a.workers),
-                     max_seconds=a.minutes * 60 if a.minutes else None, ray_address=a.ray)
+    play = PlayConfig(
+        a.random_moves,
+        a.random_max_ply,
+        a.multipv,
+        a.multipv_plies,
+        a.multipv_margin,
+        a.opening_limit,
+        a.write_min_ply,
+        a.max_ply,
+        a.eval_limit,
+    )
+    return GenConfig(
+        out=a.out,
+        positions=a.positions,
+        shard_size=a.shard_size,
+        seed=a.seed,
+        depth=a.depth if a.depth > 0 else None,
+        nodes=a.nodes,
+        hash_mb=a.hash,
+        evaldir=a.evaldir,
+        teacher=a.teacher,
+        teacher_go=a.teacher_go,
+        teacher_options=options,
+        openings=read_openings(a.openings) if a.openings else (START_SFEN,),
+        play=play,
+        workers=max(1, a.workers),
+        max_seconds=a.minutes * 60 if a.minutes else None,
+        ray_address=a.ray,
+    )
 
 
 def main(argv=None) -> int:

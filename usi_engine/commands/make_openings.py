@@ -14,6 +14,7 @@ engine (docs/match.md#opening-suites).
 
 The same judge, settings and seed make the same file; lines are `startpos moves ...`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,12 @@ from usi_engine.training.data.labeler import parse_teacher_options
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="usi-engine make-openings", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine make-openings",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     d = SuiteSettings()
     ap.add_argument("--count", type=int, default=d.count, help="openings to write")
     ap.add_argument("--plies", type=int, default=d.plies, help="moves in each opening")
@@ -40,8 +44,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--balance", type=int, default=d.balance, help="keep |score| <= this cp")
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--engine", metavar="CMD", help="a USI engine as the judge (default: this engine)")
-    ap.add_argument("--engine-option", action="append", default=[], metavar="NAME=VALUE",
-                    help="an option of --engine, repeatable")
+    ap.add_argument(
+        "--engine-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an option of --engine, repeatable",
+    )
     ap.add_argument("--out", required=True)
     return ap.parse_args(argv)
 
@@ -50,13 +59,16 @@ def header(args: argparse.Namespace) -> list[str]:
     judge = ""
     if args.engine:
         judge = f"--engine {shlex.quote(args.engine)} " + "".join(
-            f"--engine-option {o} " for o in args.engine_option)
-    return [f"# {args.count} balanced openings: {args.plies} plies from the start position, each "
-            f"within {args.balance} cp at depth {args.check_depth} of the judge",
-            f"# made by: python scripts/make_openings.py {judge}--count {args.count} --plies "
-            f"{args.plies} --depth {args.depth} --multipv {args.multipv} --spread {args.spread} "
-            f"--check-depth {args.check_depth} --balance {args.balance} --seed {args.seed} "
-            f"--out ..."]
+            f"--engine-option {o} " for o in args.engine_option
+        )
+    return [
+        f"# {args.count} balanced openings: {args.plies} plies from the start position, each "
+        f"within {args.balance} cp at depth {args.check_depth} of the judge",
+        f"# made by: python scripts/make_openings.py {judge}--count {args.count} --plies "
+        f"{args.plies} --depth {args.depth} --multipv {args.multipv} --spread {args.spread} "
+        f"--check-depth {args.check_depth} --balance {args.balance} --seed {args.seed} "
+        f"--out ...",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"make_openings: {exc}", file=sys.stderr)
         return 2
-    settings = SuiteSettings(args.count, args.plies, args.multipv, args.spread, args.balance,
-                             args.seed)
-    judge = (UsiJudge(args.engine, args.depth, args.check_depth, options) if args.engine
-             else OwnJudge(args.depth, args.check_depth))
+    settings = SuiteSettings(args.count, args.plies, args.multipv, args.spread, args.balance, args.seed)
+    judge = (
+        UsiJudge(args.engine, args.depth, args.check_depth, options)
+        if args.engine
+        else OwnJudge(args.depth, args.check_depth)
+    )
     start = time.monotonic()
     tmp = args.out + ".tmp"
     try:
@@ -77,15 +91,18 @@ def main(argv: list[str] | None = None) -> int:
             fh.write("\n".join(header(args)) + "\n")
             for kept in make_suite(judge, settings):
                 fh.write(kept.line() + "\n")
-                print(f"\r{kept.index + 1}/{args.count} kept (score {kept.score:+d}, "
-                      f"{kept.attempts} tried), {time.monotonic() - start:.0f} s",
-                      end="", file=sys.stderr)
+                print(
+                    f"\r{kept.index + 1}/{args.count} kept (score {kept.score:+d}, "
+                    f"{kept.attempts} tried), {time.monotonic() - start:.0f} s",
+                    end="",
+                    file=sys.stderr,
+                )
     except RuntimeError as exc:
         print(f"\nmake_openings: {exc}", file=sys.stderr)
         return 1
     finally:
         judge.close()
-    os.replace(tmp, args.out)       # a whole suite or none
+    os.replace(tmp, args.out)  # a whole suite or none
     print(file=sys.stderr)
     return 0
 

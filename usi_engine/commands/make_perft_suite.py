@@ -7,6 +7,7 @@ Random positions come from seeded random play that prefers captures, so both han
 up with pieces to drop; counts at D1..D3 are cshogi's (bulk counted, all non-promotions
 included, the same convention as the published figures).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,15 +16,21 @@ import sys
 
 import cshogi
 
-from .perft import cshogi_perft      # the same oracle `usi-engine perft` compares with
+from .perft import cshogi_perft  # the same oracle `usi-engine perft` compares with
 
 # (sfen, figures from D1, comment) -- published figures
 PUBLISHED = [
     ("startpos", [30, 900, 25470, 719731, 19861490, 547581517], "start position"),
-    ("l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 1",
-     [207, 28684, 4809015, 516925165], "matsuri (Shogi 'festival' position)"),
-    ("R8/2K1S1SSk/4B4/9/9/9/9/9/1L1L1L3 b RBGSNLP3g3n17p 1",
-     [593, 105677, 53393368], "the most legal moves known (593)"),
+    (
+        "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 1",
+        [207, 28684, 4809015, 516925165],
+        "matsuri (Shogi 'festival' position)",
+    ),
+    (
+        "R8/2K1S1SSk/4B4/9/9/9/9/9/1L1L1L3 b RBGSNLP3g3n17p 1",
+        [593, 105677, 53393368],
+        "the most legal moves known (593)",
+    ),
     ("7lk/9/8S/9/9/9/9/7L1/8K b P 1", [85, 639, 10786, 167089], "pawn-drop mate and pins"),
     ("4k4/9/9/9/9/9/9/9/9 b 16P 1", [72, 355], "pawns in hand only: nifu on every file after a drop"),
     ("r7k/6K2/7SP/4s2bb/9/9/9/9/9 b r4g2s4n4l17p 1", [4], "in check by several pieces"),
@@ -43,8 +50,9 @@ def random_positions(rng: random.Random, count: int) -> list[str]:
             if not moves:
                 ok = False
                 break
-            captures = [m for m in moves if board.piece(cshogi.move_to(m)) != 0
-                        and not cshogi.move_is_drop(m)]
+            captures = [
+                m for m in moves if board.piece(cshogi.move_to(m)) != 0 and not cshogi.move_is_drop(m)
+            ]
             pool = captures if captures and rng.random() < capture_bias else moves
             board.push(rng.choice(pool))
         if not ok or not board.legal_moves:
@@ -57,13 +65,17 @@ def random_positions(rng: random.Random, count: int) -> list[str]:
 
 def _cshogi_version() -> str:
     from importlib.metadata import version
+
     return version("cshogi")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine make-perft-suite", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine make-perft-suite",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--out", default="tests/data/perft_suite.txt")
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--count", type=int, default=20, help="random positions")
@@ -82,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     for sfen, figures, comment in PUBLISHED:
         lines.append(f"# {comment}")
         lines.append(sfen + "".join(f" ;D{d} {n}" for d, n in enumerate(figures, 1)))
-    lines += ["", f"# random play biased to captures (seed {args.seed}); counts from cshogi {_cshogi_version()}"]
+    lines += [
+        "",
+        f"# random play biased to captures (seed {args.seed}); counts from cshogi {_cshogi_version()}",
+    ]
     for sfen in random_positions(rng, args.count):
         board = cshogi.Board(sfen)
         figures = [cshogi_perft(board, d) for d in range(1, args.depth + 1)]

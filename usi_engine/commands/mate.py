@@ -10,6 +10,7 @@ deepening over "attacker checks / defender any legal move" with a memo, so it is
 shares no code with usi_engine.  The last line of the benchmark is
 `total nodes <N> seconds <S> nps <X>`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ from collections import defaultdict
 
 from . import REPO
 
-DATA = os.path.join(REPO, "tests", "data", "tsume.txt")      # in a checkout of the repository
+DATA = os.path.join(REPO, "tests", "data", "tsume.txt")  # in a checkout of the repository
 
 
 def load_problems(path: str = DATA) -> list[tuple[str, str, str]]:
@@ -41,6 +42,7 @@ def load_problems(path: str = DATA) -> list[tuple[str, str, str]]:
 # independent oracle (cshogi only)
 # ------------------------------------------------------------------------------------------
 
+
 class _Budget(Exception):
     pass
 
@@ -49,6 +51,7 @@ def oracle_length(sfen: str, max_len: int, node_limit: int = 5_000_000) -> int |
     """Exact minimax mate length (attacker shortest, defender longest, every interposition
     counted) if it is at most max_len, else None.  Raises RuntimeError past node_limit."""
     import cshogi
+
     board = cshogi.Board(sfen)
     memo: dict[tuple[int, int], int | None] = {}
     path: set[int] = set()
@@ -122,6 +125,7 @@ def oracle_length(sfen: str, max_len: int, node_limit: int = 5_000_000) -> int |
 def dfpn_oracle(sfen: str, nodes: int = 2_000_000) -> bool:
     """cshogi's own df-pn: True if it finds a mate."""
     import cshogi
+
     board = cshogi.Board(sfen)
     solver = cshogi.DfPn()
     solver.set_max_search_node(nodes)
@@ -156,8 +160,11 @@ def verify(problems, max_oracle_len: int) -> int:
             else:
                 note = "brute force skipped (too long)"
         bad += not ok
-        print(f"{'ok ' if ok else 'BAD'} {length:>6} dfpn={'mate' if mate else 'nomate':6} "
-              f"{note:34} {time.perf_counter() - t0:6.1f}s  {sfen}", flush=True)
+        print(
+            f"{'ok ' if ok else 'BAD'} {length:>6} dfpn={'mate' if mate else 'nomate':6} "
+            f"{note:34} {time.perf_counter() - t0:6.1f}s  {sfen}",
+            flush=True,
+        )
     print(f"{len(problems) - bad} passed, {bad} failed")
     return bad
 
@@ -173,7 +180,8 @@ def random_tsume(rng: random.Random) -> str | None:
     """A random position: white king near the top, a few black and white pieces around it,
     one to three pieces in black's hand, every other piece in white's hand."""
     import cshogi
-    board = [[""] * 9 for _ in range(9)]           # board[rank][file_index_from_left]
+
+    board = [[""] * 9 for _ in range(9)]  # board[rank][file_index_from_left]
     used = defaultdict(int)
     kf, kr = rng.randrange(9), rng.choice((0, 0, 0, 1, 1, 2))
     board[kr][kf] = "k"
@@ -213,8 +221,11 @@ def random_tsume(rng: random.Random) -> str | None:
                 row, empty = row + str(empty), 0
             row += cell
         rows.append(row + (str(empty) if empty else ""))
-    hand_w = "".join(f"{_FULL[p] - used[p] if _FULL[p] - used[p] > 1 else ''}{p.lower()}"
-                     for p in "RBGSNLP" if _FULL[p] - used[p] > 0)
+    hand_w = "".join(
+        f"{_FULL[p] - used[p] if _FULL[p] - used[p] > 1 else ''}{p.lower()}"
+        for p in "RBGSNLP"
+        if _FULL[p] - used[p] > 0
+    )
     counts = defaultdict(int)
     for p in hand_b:
         counts[p] += 1
@@ -228,6 +239,7 @@ def random_tsume(rng: random.Random) -> str | None:
         return None
     try:
         from usi_engine.position import Position
+
         Position(sfen)
     except ValueError:
         return None
@@ -237,6 +249,7 @@ def random_tsume(rng: random.Random) -> str | None:
 def generate(count: int, seed: int) -> None:
     from usi_engine.search.tsume import MateSolver
     from usi_engine.position import Position
+
     rng = random.Random(seed)
     solver = MateSolver(64)
     for _ in range(count):
@@ -245,19 +258,24 @@ def generate(count: int, seed: int) -> None:
             continue
         t0 = time.perf_counter()
         status, moves = solver.solve(Position(sfen), time_limit_ms=5000)
-        print(f"{len(moves) if status == 'mate' else status} ; {sfen} ; "
-              f"{time.perf_counter() - t0:.2f}s ; {' '.join(moves)}", flush=True)
+        print(
+            f"{len(moves) if status == 'mate' else status} ; {sfen} ; "
+            f"{time.perf_counter() - t0:.2f}s ; {' '.join(moves)}",
+            flush=True,
+        )
 
 
 # ------------------------------------------------------------------------------------------
 # benchmark
 # ------------------------------------------------------------------------------------------
 
+
 def bench(problems, time_limit_ms: int, table_mb: int) -> int:
     from usi_engine.search.tsume import MateSolver
     from usi_engine.position import Position
+
     solver = MateSolver(table_mb)
-    solver.solve(Position(problems[0][0]), time_limit_ms=time_limit_ms)   # compile / load
+    solver.solve(Position(problems[0][0]), time_limit_ms=time_limit_ms)  # compile / load
     groups: dict[str, list] = defaultdict(list)
     total_nodes, total_s, failures = 0, 0.0, 0
     for sfen, length, _source in problems:
@@ -279,19 +297,25 @@ def bench(problems, time_limit_ms: int, table_mb: int) -> int:
         solved = sum(r[0] for r in rows)
         secs = [r[1] for r in rows]
         nodes = sum(r[2] for r in rows)
-        print(f"{key.strip():>7} {solved:>4}/{len(rows):<3} {sum(secs) / len(secs):8.3f} "
-              f"{max(secs):8.3f} {nodes:>10} {int(nodes / max(sum(secs), 1e-9)):>9}")
+        print(
+            f"{key.strip():>7} {solved:>4}/{len(rows):<3} {sum(secs) / len(secs):8.3f} "
+            f"{max(secs):8.3f} {nodes:>10} {int(nodes / max(sum(secs), 1e-9)):>9}"
+        )
     print(f"total nodes {total_nodes} seconds {total_s:.2f} nps {int(total_nodes / max(total_s, 1e-9))}")
     return failures
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine mate", description=__doc__.splitlines()[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine mate",
+        description=__doc__.splitlines()[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--verify", action="store_true", help="check the shipped answers with the oracle")
-    ap.add_argument("--max-oracle-len", type=int, default=11,
-                    help="longest mate the brute force re-checks (default 11)")
+    ap.add_argument(
+        "--max-oracle-len", type=int, default=11, help="longest mate the brute force re-checks (default 11)"
+    )
     ap.add_argument("--generate", type=int, metavar="N", help="print candidates from N random positions")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--time", type=int, default=10000, help="time limit per problem, ms")

@@ -13,6 +13,7 @@ millisecond of each other.  Prints, per engine and kind of move (`go`, `ponderhi
 median and the largest of each figure, and how many moves took longer than a limit
 (`--over`, default 900 ms, on the server's clock).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,7 @@ LINE = re.compile(r"^\s*(\d+\.\d+) (\S+) ([<>]) (.*)$")
 @dataclass
 class Move:
     engine: str
-    kind: str            # "go" or "ponderhit"
+    kind: str  # "go" or "ponderhit"
     relay_ms: float
     engine_ms: float
 
@@ -52,7 +53,7 @@ def moves(folder: pathlib.Path) -> list[Move]:
     """Every move answered after the opponent's move, in time order per worker."""
     merged = sorted(e for log in sorted((folder / "logs").glob("*.log")) for e in events(log))
     found: list[Move] = []
-    last_bestmove: dict[tuple[str, str], float] = {}    # (worker, engine) -> time
+    last_bestmove: dict[tuple[str, str], float] = {}  # (worker, engine) -> time
     started: dict[tuple[str, str], tuple[float, str, float]] = {}
     for t, engine, worker, direction, text in merged:
         key = (worker, engine)
@@ -62,7 +63,7 @@ def moves(folder: pathlib.Path) -> list[Move]:
                 kind = "ponderhit" if text == "ponderhit" else "go"
                 started[key] = (t, kind, (t - max(theirs)) * 1000.0)
         elif direction == ">" and text.startswith(("usinewgame", "stop")):
-            started.pop(key, None)          # a new game, or a ponder miss: not a move
+            started.pop(key, None)  # a new game, or a ponder miss: not a move
         elif direction == "<" and text.startswith("bestmove"):
             last_bestmove[key] = t
             if key in started:
@@ -72,35 +73,48 @@ def moves(folder: pathlib.Path) -> list[Move]:
 
 
 def report(found: list[Move], over_ms: float) -> str:
-    lines = [f"{'engine':<10} {'kind':<9} {'moves':>6} {'relay med/max':>14} "
-             f"{'engine med/max':>15} {'server med/max':>15} {'over ' + str(int(over_ms)):>9}"]
+    lines = [
+        f"{'engine':<10} {'kind':<9} {'moves':>6} {'relay med/max':>14} "
+        f"{'engine med/max':>15} {'server med/max':>15} {'over ' + str(int(over_ms)):>9}"
+    ]
     for engine in sorted({m.engine for m in found}):
         for kind in ("go", "ponderhit"):
             sel = [m for m in found if m.engine == engine and m.kind == kind]
             if not sel:
                 continue
+
             def pair(values: list[float]) -> str:
                 return f"{statistics.median(values):.0f}/{max(values):.0f}"
-            lines.append(f"{engine:<10} {kind:<9} {len(sel):>6} "
-                         f"{pair([m.relay_ms for m in sel]):>14} "
-                         f"{pair([m.engine_ms for m in sel]):>15} "
-                         f"{pair([m.server_ms for m in sel]):>15} "
-                         f"{sum(m.server_ms > over_ms for m in sel):>9}")
+
+            lines.append(
+                f"{engine:<10} {kind:<9} {len(sel):>6} "
+                f"{pair([m.relay_ms for m in sel]):>14} "
+                f"{pair([m.engine_ms for m in sel]):>15} "
+                f"{pair([m.server_ms for m in sel]):>15} "
+                f"{sum(m.server_ms > over_ms for m in sel):>9}"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine move-times", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine move-times",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("folder", help="a usi-engine match --out folder")
-    ap.add_argument("--over", type=float, default=900.0, metavar="MS",
-                    help="count moves longer than this on the server's clock (default 900)")
+    ap.add_argument(
+        "--over",
+        type=float,
+        default=900.0,
+        metavar="MS",
+        help="count moves longer than this on the server's clock (default 900)",
+    )
     args = ap.parse_args(argv)
     folder = pathlib.Path(args.folder)
     if not (folder / "logs").is_dir():
-        print(f"move_times: {folder}: no logs/ folder (not a scripts/match.py --out folder)",
-              file=sys.stderr)
+        print(f"move_times: {folder}: no logs/ folder (not a scripts/match.py --out folder)", file=sys.stderr)
         return 2
     found = moves(folder)
     if not found:

@@ -16,6 +16,7 @@ one perspective's accumulator, an incremental update replays one move onto one p
 (quiet moves and captures reported apart), the forward pass runs the affine layers on valid
 accumulators, and "do + evaluate + undo" is what the search pays per evaluated child.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,7 +54,7 @@ def run_search(args) -> None:
     def make_searcher(hash_mb, threads):
         searcher = plain(hash_mb, threads)
         searcher.set_network(net)
-        searcher.warmup()            # compile the network's path too, untimed
+        searcher.warmup()  # compile the network's path too, untimed
         return searcher
 
     search_bench.make_searcher = make_searcher
@@ -69,7 +70,7 @@ def run_search(args) -> None:
 def _time_refresh(pos, reps):
     ply = pos.st[cb.ST_PLY]
     for _ in range(reps):
-        cn.refresh_in_full(pos, pos.acc[ply, 0], 0)     # not the king cache: every feature
+        cn.refresh_in_full(pos, pos.acc[ply, 0], 0)  # not the king cache: every feature
         cn.refresh_in_full(pos, pos.acc[ply, 1], 1)
     return pos.acc[ply, 0, 0]
 
@@ -104,10 +105,10 @@ def _time_children(pos, moves, n, reps):
 
 
 def _per_call(fn, calls, *args) -> float:
-    fn(*args)                        # compile
+    fn(*args)  # compile
     best = float("inf")
     for _ in range(5):
-        t0 = time.thread_time()      # CPU time: other jobs on the cores do not count
+        t0 = time.thread_time()  # CPU time: other jobs on the cores do not count
         fn(*args)
         best = min(best, time.thread_time() - t0)
     return best / calls * 1e9
@@ -120,9 +121,13 @@ def run_micro(args) -> None:
     pos = cb.new_position(net)
     buf = np.zeros(MAX_MOVES, np.int32)
     reps = args.reps
-    results = {"refresh (one perspective)": [], "replay quiet move (one perspective)": [],
-               "replay capture (one perspective)": [], "forward pass": [],
-               "do + evaluate + undo (per child)": []}
+    results = {
+        "refresh (one perspective)": [],
+        "replay quiet move (one perspective)": [],
+        "replay capture (one perspective)": [],
+        "forward pass": [],
+        "do + evaluate + undo (per child)": [],
+    }
     positions = search_bench.load_positions(search_bench.DEFAULT_POSITIONS)
     for sfen, _ in positions:
         src = search_bench.make_position(sfen)
@@ -135,12 +140,13 @@ def run_micro(args) -> None:
         n = generate(pos, buf, GEN_ALL, False)
         moves = buf[:n].copy()
         results["do + evaluate + undo (per child)"].append(
-            _per_call(_time_children, n * max(1, reps // n), pos, moves, n, max(1, reps // n)))
+            _per_call(_time_children, n * max(1, reps // n), pos, moves, n, max(1, reps // n))
+        )
         for m in moves[:40]:
             capture = pos.board[m & 127] != 0 and ((m >> 7) & 127) < 81
             king = ((m >> 15) & 15) == 8
             cb.do_move(pos, m)
-            persp = 1 - int(pos.st[cb.ST_SIDE])      # a perspective no king move refreshes
+            persp = 1 - int(pos.st[cb.ST_SIDE])  # a perspective no king move refreshes
             if not king:
                 key = "replay capture (one perspective)" if capture else "replay quiet move (one perspective)"
                 results[key].append(_per_call(_time_replay, reps // 10, pos, reps // 10, persp))
@@ -151,17 +157,27 @@ def run_micro(args) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine nnue-bench", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine nnue-bench",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("what", choices=("search", "micro"))
     ap.add_argument("--evaldir", default="handmade", help="folder holding nn.bin, or handmade")
     ap.add_argument("--depth", type=int, default=search_bench.DEFAULT_DEPTH)
-    ap.add_argument("--movetime", type=int, metavar="MS",
-                    help="search: time per position instead of a depth (a random network's tree "
-                         "at a fixed depth can be far larger than a real one's)")
-    ap.add_argument("--depth-1s", action="store_true",
-                    help="search: median depth reached in 1 s (or --movetime) on the middle games")
+    ap.add_argument(
+        "--movetime",
+        type=int,
+        metavar="MS",
+        help="search: time per position instead of a depth (a random network's tree "
+        "at a fixed depth can be far larger than a real one's)",
+    )
+    ap.add_argument(
+        "--depth-1s",
+        action="store_true",
+        help="search: median depth reached in 1 s (or --movetime) on the middle games",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hash", type=int, default=search_bench.DEFAULT_HASH_MB)
     ap.add_argument("--reps", type=int, default=20000, help="micro: calls per measurement")

@@ -13,6 +13,7 @@ with numba's mangled names shortened to module.function.  Functions that LLVM in
 count in their caller.  Needs `perf` (Debian: linux-perf) and perf_event_paranoid <= 2;
 compiling takes about a minute.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ def short_name(mangled: str) -> str:
         while mangled[j].isdigit():
             j += 1
         n = int(mangled[i:j])
-        parts.append(mangled[j:j + n])
+        parts.append(mangled[j : j + n])
         i = j + n
     return ".".join(parts) or mangled
 
@@ -43,6 +44,7 @@ def short_name(mangled: str) -> str:
 def engine_dispatchers() -> list:
     """Every numba dispatcher defined in a usi_engine module already imported."""
     from numba.core.registry import CPUDispatcher
+
     found: dict[int, object] = {}
     for name, module in list(sys.modules.items()):
         if name.startswith("usi_engine"):
@@ -83,21 +85,30 @@ def write_perf_map(symbols: list[tuple[int, str]], path: str | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine perf-profile", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--evaldir", default="handmade",
-                    help="handmade, internal (the shipped network) or a folder with nn.bin")
+    ap = argparse.ArgumentParser(
+        prog="usi-engine perf-profile",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--evaldir",
+        default="handmade",
+        help="handmade, internal (the shipped network) or a folder with nn.bin",
+    )
     ap.add_argument("--depth", type=int, default=10)
     ap.add_argument("--top", type=int, default=30, help="functions to print")
-    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "usi_engine_perf.data"),
-                    help="perf's data file (perf report -i FILE reads it again)")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(tempfile.gettempdir(), "usi_engine_perf.data"),
+        help="perf's data file (perf report -i FILE reads it again)",
+    )
     args = ap.parse_args(argv)
     if subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode != 0:
         print("perf not found: install linux-perf (Debian) or linux-tools (Ubuntu)")
         return 2
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="usi_engine_numba_")
-    from . import bench                               # numba loads after NUMBA_CACHE_DIR is set
+    from . import bench  # numba loads after NUMBA_CACHE_DIR is set
     from usi_engine.core.network import load_eval_dir, network_arrays
 
     searcher = bench.make_searcher(bench.DEFAULT_HASH_MB, 1)
@@ -108,21 +119,24 @@ def main(argv: list[str] | None = None) -> int:
     symbols = jitted_symbols(engine_dispatchers())
     write_perf_map(symbols)
     print(f"# {len(symbols)} jitted functions mapped; evaluation {args.evaldir}, depth {args.depth}")
-    recorder = subprocess.Popen(["perf", "record", "-F", "999", "-o", args.out, "-p", str(os.getpid())],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)                     # perf attaches before the first search
+    recorder = subprocess.Popen(
+        ["perf", "record", "-F", "999", "-o", args.out, "-p", str(os.getpid())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(1.0)  # perf attaches before the first search
     nodes, t0 = 0, time.perf_counter()
     for sfen, _comment in bench.load_positions(bench.DEFAULT_POSITIONS):
         bench.fresh(searcher)
-        result, _ = bench.timed_think(searcher, bench.make_position(sfen), depth=args.depth,
-                                      movetime_ms=None)
+        result, _ = bench.timed_think(searcher, bench.make_position(sfen), depth=args.depth, movetime_ms=None)
         nodes += result.info.nodes if result.info else 0
     seconds = time.perf_counter() - t0
     recorder.send_signal(signal.SIGINT)
     recorder.wait()
     print(f"# {nodes} nodes in {seconds:.2f} s under perf")
-    report = subprocess.run(["perf", "report", "-i", args.out, "--sort", "sym", "--stdio"],
-                            capture_output=True, text=True).stdout
+    report = subprocess.run(
+        ["perf", "report", "-i", args.out, "--sort", "sym", "--stdio"], capture_output=True, text=True
+    ).stdout
     # a function compiled for several argument types or constants counts once, summed
     share: dict[str, float] = {}
     for line in report.splitlines():
@@ -130,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if m:
             name = short_name(m.group(2))
             share[name] = share.get(name, 0.0) + float(m.group(1))
-    for name, percent in sorted(share.items(), key=lambda kv: -kv[1])[:args.top]:
+    for name, percent in sorted(share.items(), key=lambda kv: -kv[1])[: args.top]:
         print(f"{percent:6.2f}%  {name}")
     return 0
 

@@ -10,6 +10,7 @@ The count is timed alone: the numba functions are compiled (or loaded from the c
 depth-1 call before the clock starts.  The last ply is counted without being played (bulk
 counting), the same for cshogi.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ def count(pos: Position, depth: int) -> int:
 
 
 def timed_count(pos: Position, depth: int) -> tuple[int, float]:
-    count(pos, 1)                                  # compile / load from cache, untimed
+    count(pos, 1)  # compile / load from cache, untimed
     t = time.perf_counter()
     n = count(pos, depth)
     return n, time.perf_counter() - t
@@ -58,8 +59,10 @@ def divide(pos: Position, depth: int) -> list[tuple[str, int]]:
 
 # --- cshogi, the independent oracle ---------------------------------------------------
 
+
 def cshogi_board(sfen: str):
     import cshogi
+
     return cshogi.Board(START_SFEN if sfen.strip() == "startpos" else sfen)
 
 
@@ -87,6 +90,7 @@ def cshogi_timed(sfen: str, depth: int) -> tuple[int, float]:
 
 
 # --- suite ------------------------------------------------------------------------------
+
 
 def parse_suite(path: str) -> list[tuple[int, str, list[tuple[int, int]]]]:
     """[(line number, sfen, [(depth, nodes), ...])] from an EPD-style file."""
@@ -136,8 +140,7 @@ def run_suite(path: str, max_depth: int | None, compare_cshogi: bool = False) ->
                     bad += 1
                     print(f"line {lineno}: {sfen} depth {depth}: expected {want}, cshogi {other}")
     secs = time.perf_counter() - t0
-    print(f"suite {path}: {checked} counts checked, {bad} mismatches, "
-          f"{total_nodes} nodes in {secs:.2f} s")
+    print(f"suite {path}: {checked} counts checked, {bad} mismatches, {total_nodes} nodes in {secs:.2f} s")
     return 1 if bad else 0
 
 
@@ -158,8 +161,9 @@ def first_use(cache_dir: str) -> tuple[float, float]:
     """(seconds for import + first perft(1) inside the process, wall seconds of the process)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_USE], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return float(out.strip().splitlines()[-1]), time.perf_counter() - t
 
 
@@ -167,26 +171,39 @@ def startup() -> None:
     with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
         cold, cold_wall = first_use(cache)
         warm, warm_wall = first_use(cache)
-    print(f"cold (empty NUMBA_CACHE_DIR, JIT compile): import + first perft(1) {cold:.2f} s "
-          f"(process {cold_wall:.2f} s)")
-    print(f"warm (cache filled):                      import + first perft(1) {warm:.2f} s "
-          f"(process {warm_wall:.2f} s)")
+    print(
+        f"cold (empty NUMBA_CACHE_DIR, JIT compile): import + first perft(1) {cold:.2f} s "
+        f"(process {cold_wall:.2f} s)"
+    )
+    print(
+        f"warm (cache filled):                      import + first perft(1) {warm:.2f} s "
+        f"(process {warm_wall:.2f} s)"
+    )
     print(f"startup cold {cold:.3f} warm {warm:.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="usi-engine perft", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="usi-engine perft",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--sfen", default="startpos", help="SFEN or 'startpos'")
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--divide", action="store_true", help="one line per legal root move")
     ap.add_argument("--suite", metavar="FILE", help="verify an EPD-style suite (<sfen> ;D1 n ;D2 n ...)")
     ap.add_argument("--max-depth", type=int, help="skip suite depths above this")
-    ap.add_argument("--compare-cshogi", action="store_true",
-                    help="also count with cshogi in the same run (speed ratio; with --suite, verify it too)")
-    ap.add_argument("--startup", action="store_true",
-                    help="time import + first perft(1) in a fresh process, cold and warm numba cache")
+    ap.add_argument(
+        "--compare-cshogi",
+        action="store_true",
+        help="also count with cshogi in the same run (speed ratio; with --suite, verify it too)",
+    )
+    ap.add_argument(
+        "--startup",
+        action="store_true",
+        help="time import + first perft(1) in a fresh process, cold and warm numba cache",
+    )
     args = ap.parse_args(argv)
 
     if args.startup:

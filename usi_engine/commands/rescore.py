@@ -11,6 +11,7 @@ GPS Shogi has no `go depth`: its LimitDepth option bounds the search, and a long
 it reach that depth.  One output file per input file; a finished file is kept when the command
 runs again.  See docs/training.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,9 @@ import time
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="usi-engine rescore", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="usi-engine rescore", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("data", nargs="+", help="PackedSfenValue files or folders of shards")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--teacher", help="the USI engine's command (not needed with --compare)")
@@ -34,28 +36,43 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--minutes", type=float, default=None, help="start no new file after this long")
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--compare", action="store_true",
-                   help="ask nothing: compare our scores with the teacher's in the files already "
-                        "made (the same data, --every and --seed), and print --score-factor")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="ask nothing: compare our scores with the teacher's in the files already "
+        "made (the same data, --every and --seed), and print --score-factor",
+    )
     a = p.parse_args(argv)
     if not a.teacher and not a.compare:
         p.error("--teacher is needed (only --compare asks no engine)")
     from usi_engine.training.learn.dataset import shard_files
     from usi_engine.training.data.rescore import RescoreConfig, compare, format_comparison, run
     from usi_engine.training.data.labeler import parse_teacher_options
+
     try:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:
         p.error(str(exc))
     if a.teacher and not a.compare:
         from usi_engine.match.cli import command_problem
+
         problem = command_problem(shlex.split(a.teacher))
         if problem is not None:
             print(f"rescore: --teacher: {problem}", file=sys.stderr)
             return 2
     try:
-        cfg = RescoreConfig(tuple(shard_files(a.data)), a.out, a.teacher or "", a.teacher_go,
-                            options, a.every, a.eval_limit, a.seed, a.workers, a.minutes)
+        cfg = RescoreConfig(
+            tuple(shard_files(a.data)),
+            a.out,
+            a.teacher or "",
+            a.teacher_go,
+            options,
+            a.every,
+            a.eval_limit,
+            a.seed,
+            a.workers,
+            a.minutes,
+        )
         if a.compare:
             print(format_comparison(compare(cfg)))
             return 0

@@ -15,6 +15,7 @@ Reads the CSA records of a match folder (`games/*.csa`, with the `'** score ...`
 A collapse within a move or two is a tactic the engine did not see coming; a large
 disagreement that ends in a loss is an evaluation that believes in the wrong thing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ from usi_engine.usi import parse_info_line
 class GameScores:
     """One game's scores, each from the side that printed it, in move order (a mate in
     centipawns as Score.to_cp gives it)."""
+
     ours: list[int] = field(default_factory=list)
     depths: list[int] = field(default_factory=list)
     # (our score, the opponent's score on its next move, turned to our side)
@@ -96,30 +98,38 @@ def report(folder: str, engine: str, ahead: int, behind: int, high: int) -> str:
     out.append(line)
     # the opponent's mate scores are left out (they say who wins, not by how much), and so
     # are centipawns past a mate's (GPS Shogi prints a won game as cp 868501)
-    per_game = [[(o, t.cp) for o, t in x.pairs if o >= high and not t.is_mate and abs(t.cp) < MATE_CP]
-                for x in games]
+    per_game = [
+        [(o, t.cp) for o, t in x.pairs if o >= high and not t.is_mate and abs(t.cp) < MATE_CP] for x in games
+    ]
     high_pairs = [pair for pairs in per_game for pair in pairs]
     n_games = sum(1 for pairs in per_game if pairs)
     if high_pairs:
         theirs = [t for _, t in high_pairs]
         q = statistics.quantiles(theirs, n=4) if len(theirs) > 1 else [theirs[0]] * 3
-        out.append(f"disagreement: {len(high_pairs)} moves in {n_games} games at >= {high:+d} "
-                   f"(ours: median {statistics.median(o for o, _ in high_pairs):+g}); the opponent's "
-                   f"next score from our side: median {statistics.median(theirs):+g}, "
-                   f"quartiles {q[0]:+g} and {q[2]:+g}")
+        out.append(
+            f"disagreement: {len(high_pairs)} moves in {n_games} games at >= {high:+d} "
+            f"(ours: median {statistics.median(o for o, _ in high_pairs):+g}); the opponent's "
+            f"next score from our side: median {statistics.median(theirs):+g}, "
+            f"quartiles {q[0]:+g} and {q[2]:+g}"
+        )
     else:
         out.append(f"disagreement: no move with our score >= {high:+d}")
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="usi-engine score-gap", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="usi-engine score-gap", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("folder", help="a match folder written by usi-engine match")
-    p.add_argument("--engine", default="usi_engine", help="the engine's name in the match (default usi_engine)")
+    p.add_argument(
+        "--engine", default="usi_engine", help="the engine's name in the match (default usi_engine)"
+    )
     p.add_argument("--ahead", type=int, default=150, help="a score that counts as ahead (cp)")
     p.add_argument("--behind", type=int, default=-300, help="a score that counts as lost (cp)")
-    p.add_argument("--high", type=int, default=1000, help="the score above which to compare with the opponent")
+    p.add_argument(
+        "--high", type=int, default=1000, help="the score above which to compare with the opponent"
+    )
     a = p.parse_args(argv)
     print(report(a.folder, a.engine, a.ahead, a.behind, a.high))
     return 0

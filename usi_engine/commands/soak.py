@@ -58,20 +58,45 @@ LEGS = (
 )
 
 
-def play_leg(leg: Leg, games: int, out: Path, engine_cmd: str, gnushogi: str | None,
-             concurrency: int | None) -> int:
-    argv = ["--games", str(games), "--openings", str(OPENINGS), "--out", str(out / leg.name),
-            "--event", f"soak {leg.name}", "--quiet", *leg.flags]
+def play_leg(
+    leg: Leg, games: int, out: Path, engine_cmd: str, gnushogi: str | None, concurrency: int | None
+) -> int:
+    argv = [
+        "--games",
+        str(games),
+        "--openings",
+        str(OPENINGS),
+        "--out",
+        str(out / leg.name),
+        "--event",
+        f"soak {leg.name}",
+        "--quiet",
+        *leg.flags,
+    ]
     if concurrency:
         argv += ["--concurrency", str(concurrency)]
     if leg.versus_gnushogi:
         if not gnushogi:
             raise SystemExit("the gnushogi leg needs --gnushogi PATH (the xshogi adapter)")
-        argv += ["--engine", f"cmd={engine_cmd}", "name=usi_engine", "byoyomi=300",
-                 "--engine", f"cmd={gnushogi}", "name=gnushogi", "byoyomi=1000"]
+        argv += [
+            "--engine",
+            f"cmd={engine_cmd}",
+            "name=usi_engine",
+            "byoyomi=300",
+            "--engine",
+            f"cmd={gnushogi}",
+            "name=gnushogi",
+            "byoyomi=1000",
+        ]
     else:
-        argv += ["--engine", f"cmd={engine_cmd}", "name=usi_engine-a",
-                 "--engine", f"cmd={engine_cmd}", "name=usi_engine-b"]
+        argv += [
+            "--engine",
+            f"cmd={engine_cmd}",
+            "name=usi_engine-a",
+            "--engine",
+            f"cmd={engine_cmd}",
+            "name=usi_engine-b",
+        ]
     return match_cli.main(argv)
 
 
@@ -87,7 +112,7 @@ class LogAudit:
     go: int = 0
     bestmove: int = 0
     unbalanced_processes: int = 0
-    longest_ms: float = 0.0           # go (or ponderhit) to bestmove, ponder searches excluded
+    longest_ms: float = 0.0  # go (or ponderhit) to bestmove, ponder searches excluded
 
 
 def audit_log(path: Path) -> LogAudit:
@@ -110,7 +135,7 @@ def audit_log(path: Path) -> LogAudit:
             elif direction == ">" and text.startswith("ponderhit"):
                 started[tag] = t
             elif direction == ">" and text.startswith("stop"):
-                started[tag] = None       # a ponder miss: the answer is discarded
+                started[tag] = None  # a ponder miss: the answer is discarded
             elif direction == "<" and text.startswith("bestmove"):
                 counts[1] += 1
                 t0 = started.pop(tag, None)
@@ -142,11 +167,14 @@ def audit_leg(leg_dir: Path) -> dict:
             fouls += 1
     logs = [audit_log(p) for p in sorted((leg_dir / "logs").glob("*.log")) if ours(p.stem)]
     return {
-        "leg": leg_dir.name, "games": summary["games"], "endings": dict(reasons),
+        "leg": leg_dir.name,
+        "games": summary["games"],
+        "endings": dict(reasons),
         "fouls": fouls,
         "stderr": sum(a.stderr_lines for a in logs),
         "busy": sum(a.busy_lines for a in logs),
-        "go": sum(a.go for a in logs), "bestmove": sum(a.bestmove for a in logs),
+        "go": sum(a.go for a in logs),
+        "bestmove": sum(a.bestmove for a in logs),
         "unbalanced": sum(a.unbalanced_processes for a in logs),
         "longest_ms": max((a.longest_ms for a in logs), default=0.0),
         "time_control": summary["engines"][0]["time_control"],
@@ -159,48 +187,60 @@ def audit(out: Path) -> int:
     if not rows:
         print(f"no finished leg under {out}")
         return 1
-    print("| leg | time control | ponder | games | our fouls | stderr lines | go while busy "
-          "| go / bestmove | longest move | endings |")
+    print(
+        "| leg | time control | ponder | games | our fouls | stderr lines | go while busy "
+        "| go / bestmove | longest move | endings |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         endings = ", ".join(f"{k} {v}" for k, v in sorted(r["endings"].items(), key=lambda kv: -kv[1]))
-        print(f"| {r['leg']} | {r['time_control']} | {'on' if r['ponder'] else 'off'} | {r['games']} "
-              f"| {r['fouls']} | {r['stderr']} | {r['busy']} | {r['go']} / {r['bestmove']} "
-              f"| {r['longest_ms'] / 1000:.2f} s | {endings} |")
+        print(
+            f"| {r['leg']} | {r['time_control']} | {'on' if r['ponder'] else 'off'} | {r['games']} "
+            f"| {r['fouls']} | {r['stderr']} | {r['busy']} | {r['go']} / {r['bestmove']} "
+            f"| {r['longest_ms'] / 1000:.2f} s | {endings} |"
+        )
     total = sum(r["games"] for r in rows)
     bad = sum(r["fouls"] + r["stderr"] + r["busy"] + r["unbalanced"] for r in rows)
-    print(f"\n{total} games; {'nothing wrong' if bad == 0 else f'{bad} problems'} "
-          "(fouls: our engine lost by an illegal move, on time, by a crash or a hang)")
+    print(
+        f"\n{total} games; {'nothing wrong' if bad == 0 else f'{bad} problems'} "
+        "(fouls: our engine lost by an illegal move, on time, by a crash or a hang)"
+    )
     return 0 if bad == 0 else 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")          # for the engines it starts
-    p = argparse.ArgumentParser(prog="usi-engine soak", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")  # for the engines it starts
+    p = argparse.ArgumentParser(
+        prog="usi-engine soak",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--games", type=int, default=1000, help="games over the self-play legs")
     p.add_argument("--gnu-games", type=int, default=20, help="games of the gnushogi leg")
     p.add_argument("--out", type=Path, default=Path("runs/soak"))
-    p.add_argument("--engine", default=f"{shlex.quote(sys.executable)} -m usi_engine",
-                   help="our engine's command")
+    p.add_argument(
+        "--engine", default=f"{shlex.quote(sys.executable)} -m usi_engine", help="our engine's command"
+    )
     p.add_argument("--gnushogi", help="GNU Shogi's USI adapter; adds the gnushogi leg")
-    p.add_argument("--legs", nargs="+", choices=[leg.name for leg in LEGS],
-                   help="play only these legs")
+    p.add_argument("--legs", nargs="+", choices=[leg.name for leg in LEGS], help="play only these legs")
     p.add_argument("--concurrency", type=int, help="games at the same time (default: cores)")
     p.add_argument("--audit", type=Path, metavar="DIR", help="only audit the legs in DIR")
     args = p.parse_args(argv)
     if args.audit:
         return audit(args.audit)
-    legs = [leg for leg in LEGS if (args.legs is None or leg.name in args.legs)
-            and (not leg.versus_gnushogi or args.gnushogi)]
+    legs = [
+        leg
+        for leg in LEGS
+        if (args.legs is None or leg.name in args.legs) and (not leg.versus_gnushogi or args.gnushogi)
+    ]
     for leg in legs:
         games = args.gnu_games if leg.versus_gnushogi else round(args.games * leg.share)
-        games += games % 2                          # whole pairs: colours swapped
+        games += games % 2  # whole pairs: colours swapped
         if games:
             print(f"== {leg.name}: {games} games", flush=True)
             if play_leg(leg, games, args.out, args.engine, args.gnushogi, args.concurrency) == 130:
-                break                               # interrupted: audit what was played
+                break  # interrupted: audit what was played
     return audit(args.out)
 
 

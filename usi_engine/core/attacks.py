@@ -4,17 +4,40 @@ The board is an int8 array of 81 coloured pieces.  Every piece move is a step or
 one of eight directions, or a knight jump; tables below give, per square and direction, the
 squares along the ray, so no padding is needed.
 """
+
 import numpy as np
 
-from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING,
-                    PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON, WHITE_BIT,
-                    PIECE_NB, make_piece, color_of, type_of)
+from .types import (
+    jit,
+    NSQ,
+    BLACK,
+    WHITE,
+    PAWN,
+    LANCE,
+    KNIGHT,
+    SILVER,
+    BISHOP,
+    ROOK,
+    GOLD,
+    KING,
+    PRO_PAWN,
+    PRO_LANCE,
+    PRO_KNIGHT,
+    PRO_SILVER,
+    HORSE,
+    DRAGON,
+    WHITE_BIT,
+    PIECE_NB,
+    make_piece,
+    color_of,
+    type_of,
+)
 
 # Directions as (file step, rank step); black's "forward" is rank step -1.
 DIRS = ((0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (1, -1), (-1, 1), (1, 1))
 FWD, BACK, SIDE_R, SIDE_L, FWD_R, FWD_L, BACK_R, BACK_L = range(8)
 OPPOSITE = np.array([1, 0, 3, 2, 7, 6, 5, 4], dtype=np.int64)
-FLIP = (1, 0, 2, 3, 6, 7, 4, 5)          # black direction -> the same move for white
+FLIP = (1, 0, 2, 3, 6, 7, 4, 5)  # black direction -> the same move for white
 
 
 def _bits(*ds):
@@ -23,13 +46,25 @@ def _bits(*ds):
 
 _ALL = tuple(range(8))
 _GOLD = (FWD, BACK, SIDE_R, SIDE_L, FWD_R, FWD_L)
-_BLACK_STEPS = {PAWN: (FWD,), SILVER: (FWD, FWD_R, FWD_L, BACK_R, BACK_L), GOLD: _GOLD,
-                KING: _ALL, PRO_PAWN: _GOLD, PRO_LANCE: _GOLD, PRO_KNIGHT: _GOLD,
-                PRO_SILVER: _GOLD, HORSE: (FWD, BACK, SIDE_R, SIDE_L),
-                DRAGON: (FWD_R, FWD_L, BACK_R, BACK_L)}
-_BLACK_SLIDES = {LANCE: (FWD,), BISHOP: (FWD_R, FWD_L, BACK_R, BACK_L),
-                 ROOK: (FWD, BACK, SIDE_R, SIDE_L), HORSE: (FWD_R, FWD_L, BACK_R, BACK_L),
-                 DRAGON: (FWD, BACK, SIDE_R, SIDE_L)}
+_BLACK_STEPS = {
+    PAWN: (FWD,),
+    SILVER: (FWD, FWD_R, FWD_L, BACK_R, BACK_L),
+    GOLD: _GOLD,
+    KING: _ALL,
+    PRO_PAWN: _GOLD,
+    PRO_LANCE: _GOLD,
+    PRO_KNIGHT: _GOLD,
+    PRO_SILVER: _GOLD,
+    HORSE: (FWD, BACK, SIDE_R, SIDE_L),
+    DRAGON: (FWD_R, FWD_L, BACK_R, BACK_L),
+}
+_BLACK_SLIDES = {
+    LANCE: (FWD,),
+    BISHOP: (FWD_R, FWD_L, BACK_R, BACK_L),
+    ROOK: (FWD, BACK, SIDE_R, SIDE_L),
+    HORSE: (FWD_R, FWD_L, BACK_R, BACK_L),
+    DRAGON: (FWD, BACK, SIDE_R, SIDE_L),
+}
 
 
 def _build_masks(table):
@@ -40,9 +75,9 @@ def _build_masks(table):
     return mask
 
 
-STEP_MASK = _build_masks(_BLACK_STEPS)     # directions a coloured piece steps one square
-SLIDE_MASK = _build_masks(_BLACK_SLIDES)   # directions a coloured piece slides
-NEAR_MASK = STEP_MASK | SLIDE_MASK         # directions in which it attacks the next square
+STEP_MASK = _build_masks(_BLACK_STEPS)  # directions a coloured piece steps one square
+SLIDE_MASK = _build_masks(_BLACK_SLIDES)  # directions a coloured piece slides
+NEAR_MASK = STEP_MASK | SLIDE_MASK  # directions in which it attacks the next square
 
 
 def _build_rays():
@@ -59,7 +94,7 @@ def _build_rays():
     return ray, length
 
 
-RAY, RAY_LEN = _build_rays()   # RAY[sq, d, k]: k-th square from sq in direction d (-1 past the edge)
+RAY, RAY_LEN = _build_rays()  # RAY[sq, d, k]: k-th square from sq in direction d (-1 past the edge)
 
 
 def _build_knight():
@@ -73,7 +108,7 @@ def _build_knight():
     return to
 
 
-KNIGHT_TO = _build_knight()    # KNIGHT_TO[color, sq, i]: the two knight jumps, -1 if off board
+KNIGHT_TO = _build_knight()  # KNIGHT_TO[color, sq, i]: the two knight jumps, -1 if off board
 
 
 def _build_lines():
@@ -87,7 +122,7 @@ def _build_lines():
     return direction, distance
 
 
-LINE_DIR, LINE_DIST = _build_lines()   # direction from a to b when on one line, and the distance
+LINE_DIR, LINE_DIST = _build_lines()  # direction from a to b when on one line, and the distance
 
 
 @jit()

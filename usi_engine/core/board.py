@@ -5,48 +5,67 @@ A position is a `PosArrays` namedtuple (numba compiles namedtuples of arrays and
 them; jitclass would defeat the on-disk cache).  Plies index the history: the root SFEN is
 ply 0, every do_move adds one, game moves and search moves alike.
 """
+
 from collections import namedtuple
 
 import numpy as np
 
-from .types import (jit, NSQ, BLACK, WHITE, KING, HAND_NB, PIECE_NB, MAX_HISTORY, DROP_BASE,
-                    base_type, move_to, move_from, moved_piece, moved_piece_after, color_of,
-                    type_of)
+from .types import (
+    jit,
+    NSQ,
+    BLACK,
+    WHITE,
+    KING,
+    HAND_NB,
+    PIECE_NB,
+    MAX_HISTORY,
+    DROP_BASE,
+    base_type,
+    move_to,
+    move_from,
+    moved_piece,
+    moved_piece_after,
+    color_of,
+    type_of,
+)
 from .attacks import is_attacked, checks_after
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 from .network import NetArrays, no_network, accumulator_stack, scratch, king_cache
 
 # st[] fields
-ST_SIDE = 0        # side to move
-ST_PLY = 1         # current ply (index into the histories)
-ST_KING = 2        # st[ST_KING + color]: king square, -1 if that side has no king
-ST_MATERIAL = 4    # board + hand material, black's point of view
-ST_MOVENUM = 5     # SFEN move number of ply 0
-ST_PSQ = 6         # sum of piece-square terms, black's point of view
+ST_SIDE = 0  # side to move
+ST_PLY = 1  # current ply (index into the histories)
+ST_KING = 2  # st[ST_KING + color]: king square, -1 if that side has no king
+ST_MATERIAL = 4  # board + hand material, black's point of view
+ST_MOVENUM = 5  # SFEN move number of ply 0
+ST_PSQ = 6  # sum of piece-square terms, black's point of view
 ST_NB = 8
 
-PosArrays = namedtuple("PosArrays", [
-    "board",      # int8[81]: coloured piece per square
-    "hands",      # int8[2, 8]: pieces in hand per colour and base type
-    "st",         # int64[ST_NB]: scalar state, see ST_*
-    "keys",       # uint64[MAX_HISTORY]: full key (board + hands + side) per ply
-    "board_keys", # uint64[MAX_HISTORY]: key of board + side only (for superior/inferior hands)
-    "hand_packs", # int64[MAX_HISTORY, 2]: hands packed per colour (see pack_hand)
-    "checks",     # int8[MAX_HISTORY]: 1 if the side to move at that ply is in check
-    "moves",      # int32[MAX_HISTORY]: the move played from each ply
-    "captures",   # int8[MAX_HISTORY]: the piece captured by that move
-    "evals",      # int64[MAX_HISTORY]: static eval cache per ply (search use)
-    "net",        # NetArrays: the network evaluate() uses (network.py), shared by threads
-    "acc",        # int16[MAX_HISTORY, 2, H]: NNUE accumulator per ply and perspective
-    "acc_ok",     # int8[MAX_HISTORY, 2]: 1 where acc holds that ply's position (core/nnue.py)
-    "nn_buf",     # int16[...]: scratch of the network's forward pass
-    "king_cache", # int16[2, 81, H + KC_EXTRA]: HalfKP refreshes by king square (core/nnue.py)
-])
+PosArrays = namedtuple(
+    "PosArrays",
+    [
+        "board",  # int8[81]: coloured piece per square
+        "hands",  # int8[2, 8]: pieces in hand per colour and base type
+        "st",  # int64[ST_NB]: scalar state, see ST_*
+        "keys",  # uint64[MAX_HISTORY]: full key (board + hands + side) per ply
+        "board_keys",  # uint64[MAX_HISTORY]: key of board + side only (for superior/inferior hands)
+        "hand_packs",  # int64[MAX_HISTORY, 2]: hands packed per colour (see pack_hand)
+        "checks",  # int8[MAX_HISTORY]: 1 if the side to move at that ply is in check
+        "moves",  # int32[MAX_HISTORY]: the move played from each ply
+        "captures",  # int8[MAX_HISTORY]: the piece captured by that move
+        "evals",  # int64[MAX_HISTORY]: static eval cache per ply (search use)
+        "net",  # NetArrays: the network evaluate() uses (network.py), shared by threads
+        "acc",  # int16[MAX_HISTORY, 2, H]: NNUE accumulator per ply and perspective
+        "acc_ok",  # int8[MAX_HISTORY, 2]: 1 where acc holds that ply's position (core/nnue.py)
+        "nn_buf",  # int16[...]: scratch of the network's forward pass
+        "king_cache",  # int16[2, 81, H + KC_EXTRA]: HalfKP refreshes by king square (core/nnue.py)
+    ],
+)
 
 _rng = np.random.default_rng(20261122)
 ZOBRIST_PIECE = _rng.integers(1, 2**63, size=(PIECE_NB, NSQ), dtype=np.uint64) << np.uint64(1)
 ZOBRIST_HAND = _rng.integers(1, 2**63, size=(2, HAND_NB, 20), dtype=np.uint64) << np.uint64(1)
-ZOBRIST_SIDE = np.uint64(1)      # low bit is the side to move: keys of the two sides never meet
+ZOBRIST_SIDE = np.uint64(1)  # low bit is the side to move: keys of the two sides never meet
 HAND_SHIFT = np.array([0, 0, 5, 8, 11, 14, 16, 18], dtype=np.int64)  # bit offsets in a packed hand
 
 
@@ -55,13 +74,23 @@ def new_position(net: NetArrays | None = None) -> PosArrays:
     (core/network.py; None: the hand-made evaluation)."""
     if net is None:
         net = no_network()
-    return PosArrays(np.zeros(NSQ, np.int8), np.zeros((2, HAND_NB), np.int8),
-                     np.zeros(ST_NB, np.int64), np.zeros(MAX_HISTORY, np.uint64),
-                     np.zeros(MAX_HISTORY, np.uint64), np.zeros((MAX_HISTORY, 2), np.int64),
-                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int32),
-                     np.zeros(MAX_HISTORY, np.int8), np.zeros(MAX_HISTORY, np.int64),
-                     net, accumulator_stack(net), np.zeros((MAX_HISTORY, 2), np.int8),
-                     scratch(net), king_cache(net))
+    return PosArrays(
+        np.zeros(NSQ, np.int8),
+        np.zeros((2, HAND_NB), np.int8),
+        np.zeros(ST_NB, np.int64),
+        np.zeros(MAX_HISTORY, np.uint64),
+        np.zeros(MAX_HISTORY, np.uint64),
+        np.zeros((MAX_HISTORY, 2), np.int64),
+        np.zeros(MAX_HISTORY, np.int8),
+        np.zeros(MAX_HISTORY, np.int32),
+        np.zeros(MAX_HISTORY, np.int8),
+        np.zeros(MAX_HISTORY, np.int64),
+        net,
+        accumulator_stack(net),
+        np.zeros((MAX_HISTORY, 2), np.int8),
+        scratch(net),
+        king_cache(net),
+    )
 
 
 @jit()
@@ -187,7 +216,7 @@ def do_move(pos, m):
     pos.hand_packs[ply, 0] = pack_hand(hands, 0)
     pos.hand_packs[ply, 1] = pack_hand(hands, 1)
     pos.checks[ply] = 1 if checks_after(board, frm, to, st[ST_KING + 1 - us], us) else 0
-    pos.acc_ok[ply, 0] = 0      # the accumulators follow lazily (core/nnue.py)
+    pos.acc_ok[ply, 0] = 0  # the accumulators follow lazily (core/nnue.py)
     pos.acc_ok[ply, 1] = 0
 
 
@@ -270,17 +299,17 @@ def copy_into(dst, src):
         dst.checks[i] = src.checks[i]
         dst.moves[i] = src.moves[i]
         dst.captures[i] = src.captures[i]
-        dst.acc_ok[i, 0] = 0    # dst's accumulators belong to whatever it held before
+        dst.acc_ok[i, 0] = 0  # dst's accumulators belong to whatever it held before
         dst.acc_ok[i, 1] = 0
 
 
 # Repetition outcomes, from the side to move's point of view
 REP_NONE = 0
-REP_DRAW = 1        # sennichite
-REP_WIN = 2         # the opponent checked on every move of the cycle: they lose
-REP_LOSE = 3        # we checked on every move of the cycle: we lose
-REP_SUPERIOR = 4    # same board, and we hold at least as much in hand (more of something)
-REP_INFERIOR = 5    # same board, and we hold less
+REP_DRAW = 1  # sennichite
+REP_WIN = 2  # the opponent checked on every move of the cycle: they lose
+REP_LOSE = 3  # we checked on every move of the cycle: we lose
+REP_SUPERIOR = 4  # same board, and we hold at least as much in hand (more of something)
+REP_INFERIOR = 5  # same board, and we hold less
 
 
 @jit()

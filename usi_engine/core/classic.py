@@ -10,22 +10,56 @@ restricted node plays, how moves are ranked.  The searches they run stay in the 
 and the shallow searches that rank the moves all call `search` again, and a helper here
 that did would make the two modules import each other.
 """
+
 from .types import jit
 from .board import ST_PLY, ZOBRIST_SIDE
 from .movegen import generate, GEN_ALL, is_legal
 from .tt import probe, BOUND_LOWER, BOUND_UPPER
-from .movepick import (score_moves, PICK_N, PICK_STAGE, PICK_CUR, PICK_END, PICK_TT1, PICK_TT2,
-                       STAGE_TT1, STAGE_TT2, STAGE_EVASIONS_GEN, STAGE_EVASIONS, SCORE_TT1)
-from .params import (SP_MID_DEPTH, SP_MID_START, SP_OSL_DEPTH, SP_OSL_SIDE,
-                     SP_SHALLOW_ORDER_DEPTH, SP_SHALLOW_ORDER_PLIES, SP_SHALLOW_ORDER_MARGIN)
-from .context import (ONE_PLY, VALUE_INF, P_MID, P_HALF_PLY, P_HALF_PLY_FULL, P_OSL,
-                      P_SHALLOW_ORDER, S_MID_ACTIVE, S_MID_NODES, S_OSL_PLY, S_OSL_SCOUTS,
-                      S_OSL_RESEARCHES, S_OSL_RESTRICTED, S_OSL_UNPROVEN, S_SHALLOW_NODES)
+from .movepick import (
+    score_moves,
+    PICK_N,
+    PICK_STAGE,
+    PICK_CUR,
+    PICK_END,
+    PICK_TT1,
+    PICK_TT2,
+    STAGE_TT1,
+    STAGE_TT2,
+    STAGE_EVASIONS_GEN,
+    STAGE_EVASIONS,
+    SCORE_TT1,
+)
+from .params import (
+    SP_MID_DEPTH,
+    SP_MID_START,
+    SP_OSL_DEPTH,
+    SP_OSL_SIDE,
+    SP_SHALLOW_ORDER_DEPTH,
+    SP_SHALLOW_ORDER_PLIES,
+    SP_SHALLOW_ORDER_MARGIN,
+)
+from .context import (
+    ONE_PLY,
+    VALUE_INF,
+    P_MID,
+    P_HALF_PLY,
+    P_HALF_PLY_FULL,
+    P_OSL,
+    P_SHALLOW_ORDER,
+    S_MID_ACTIVE,
+    S_MID_NODES,
+    S_OSL_PLY,
+    S_OSL_SCOUTS,
+    S_OSL_RESEARCHES,
+    S_OSL_RESTRICTED,
+    S_OSL_UNPROVEN,
+    S_SHALLOW_NODES,
+)
 
 # one-side-limited PVS: what a node of a restricted search is (see osl_restrict)
-OSL_NONE = 0          # not in a restricted search
-OSL_LIMITED = 1       # the limited side (OslSide): one move a node
-OSL_FREE = 2          # the other side: every move
+OSL_NONE = 0  # not in a restricted search
+OSL_LIMITED = 1  # the limited side (OslSide): one move a node
+OSL_FREE = 2  # the other side: every move
 SHALLOW_RANKS = 1024  # shallow-search ordering: value * SHALLOW_RANKS + usual rank (< 593 moves)
 
 
@@ -36,8 +70,7 @@ def mid_first_depth(ctx, hit, d_plies):
     on its own from a shallow depth, unless a node above is doing so already (the guard
     against recursion).  Returns the depth of the first shallow iteration, the node then
     marked as iterating (S_MID_ACTIVE, cleared by the node), or -1 where it does not run."""
-    if ctx.params[P_MID] == 0 or hit or d_plies < ctx.sp[SP_MID_DEPTH] \
-            or ctx.stats[S_MID_ACTIVE] != 0:
+    if ctx.params[P_MID] == 0 or hit or d_plies < ctx.sp[SP_MID_DEPTH] or ctx.stats[S_MID_ACTIVE] != 0:
         return -1
     ctx.stats[S_MID_ACTIVE] = 1
     ctx.stats[S_MID_NODES] += 1
@@ -74,8 +107,9 @@ def osl_begin(ctx, pv_node, d_plies, ply):
     refute it more, so the scout's fail-low is proven and its fail-high is scouted again
     without the restriction.  OslSide 1 limits the side of the PV node: its fail-high is
     proven and its fail-low is taken as it is (an approximation)."""
-    if not (pv_node and ctx.params[P_OSL] != 0 and d_plies >= ctx.sp[SP_OSL_DEPTH]
-            and ctx.stats[S_OSL_PLY] == 0):
+    if not (
+        pv_node and ctx.params[P_OSL] != 0 and d_plies >= ctx.sp[SP_OSL_DEPTH] and ctx.stats[S_OSL_PLY] == 0
+    ):
         return False
     ctx.stats[S_OSL_PLY] = ply + 1
     ctx.stats[S_OSL_SCOUTS] += 1
@@ -102,7 +136,7 @@ def osl_restrict(pos, ctx, ply, tt1, in_check):
     top = ctx.stats[S_OSL_PLY]
     if top == 0 or ply < top:
         return OSL_NONE
-    limited = 1 if ctx.sp[SP_OSL_SIDE] != 0 else 0      # parity of the limited side's plies
+    limited = 1 if ctx.sp[SP_OSL_SIDE] != 0 else 0  # parity of the limited side's plies
     if (ply - top) % 2 != limited:
         return OSL_FREE
     if not in_check:
@@ -152,8 +186,12 @@ def osl_unproven(ctx, role, bound):
 def shallow_wanted(ctx, osl, in_check, d_plies):
     """Whether the node orders its moves by a shallow search: enough depth left, not in
     check, not a node of a restricted search's limited side."""
-    return osl != OSL_LIMITED and ctx.params[P_SHALLOW_ORDER] != 0 and not in_check \
+    return (
+        osl != OSL_LIMITED
+        and ctx.params[P_SHALLOW_ORDER] != 0
+        and not in_check
         and d_plies >= ctx.sp[SP_SHALLOW_ORDER_DEPTH]
+    )
 
 
 @jit()
@@ -200,8 +238,20 @@ def shallow_score(v, rank):
 def usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
     """The usual ordering score of ctx.moves[ply, i], written over its (already used)
     shallow score: the reductions and prunings that read PICK_SCORE see what they expect."""
-    score_moves(pos, ctx, ctx.moves[ply, i:i + 1], ctx.scores[ply, i:i + 1], 1, us, tt1, tt2,
-                ply, counter, prev1, prev2)
+    score_moves(
+        pos,
+        ctx,
+        ctx.moves[ply, i : i + 1],
+        ctx.scores[ply, i : i + 1],
+        1,
+        us,
+        tt1,
+        tt2,
+        ply,
+        counter,
+        prev1,
+        prev2,
+    )
     return ctx.scores[ply, i]
 
 

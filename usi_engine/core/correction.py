@@ -9,6 +9,7 @@ Entries follow the same bounded rule as the move histories (history.bounded_upda
 units of 1/CORR_GRAIN centipawn; the correction is the sum of the three entries divided by
 the tunable CorrectionDiv (params.py).  The transposition table keeps the raw evaluation.
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -18,23 +19,28 @@ from .board import ST_SIDE, ST_PLY, ST_KING
 from .history import bounded_update, PIECE_TO
 from .params import SP_CORRECTION_DIV
 
-CORR_D = 1024            # entry bound
-CORR_GRAIN = 4           # entries count quarter centipawns
+CORR_D = 1024  # entry bound
+CORR_GRAIN = 4  # entries count quarter centipawns
 CORR_BONUS_MAX = CORR_D // 4
-HAND_BITS = 12           # 4096 hand pairs per side to move
-HAND_MUL = np.int64(-7046029254386353131)    # 0x9E3779B97F4A7C15: Fibonacci hashing
+HAND_BITS = 12  # 4096 hand pairs per side to move
+HAND_MUL = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15: Fibonacci hashing
 
-Corrections = namedtuple("Corrections", [
-    "corr_kings",    # int32[2, 81 * 81]: by side to move, own king square * 81 + enemy's
-    "corr_hands",    # int32[2, 1 << HAND_BITS]: by side to move, the two hands hashed
-    "corr_cont",     # int32[PIECE_TO]: by the previous move's piece and destination
-])
+Corrections = namedtuple(
+    "Corrections",
+    [
+        "corr_kings",  # int32[2, 81 * 81]: by side to move, own king square * 81 + enemy's
+        "corr_hands",  # int32[2, 1 << HAND_BITS]: by side to move, the two hands hashed
+        "corr_cont",  # int32[PIECE_TO]: by the previous move's piece and destination
+    ],
+)
 
 
 def new_corrections() -> Corrections:
-    return Corrections(np.zeros((2, NSQ * NSQ), np.int32),
-                       np.zeros((2, 1 << HAND_BITS), np.int32),
-                       np.zeros(PIECE_TO, np.int32))
+    return Corrections(
+        np.zeros((2, NSQ * NSQ), np.int32),
+        np.zeros((2, 1 << HAND_BITS), np.int32),
+        np.zeros(PIECE_TO, np.int32),
+    )
 
 
 @jit(inline="always")

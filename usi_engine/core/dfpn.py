@@ -25,61 +25,86 @@ Conventions
   `stop[0] = 1` from another thread; the search polls both and unwinds, leaving the table
   consistent, so Python can call again to continue (that is how time slicing works).
 """
+
 from collections import namedtuple
 
 import numba
 import numpy as np
 from numba import int32, int64, types
 
-from .types import (jit, MAX_MOVES, DROP_BASE, base_type, move_to, move_from, moved_piece,
-                    moved_piece_after, type_of)
-from .board import (new_position, do_move, undo_move, hand_covers, ST_SIDE, ST_PLY,
-                    ZOBRIST_PIECE, ZOBRIST_SIDE, HAND_SHIFT)
+from .types import (
+    jit,
+    MAX_MOVES,
+    DROP_BASE,
+    base_type,
+    move_to,
+    move_from,
+    moved_piece,
+    moved_piece_after,
+    type_of,
+)
+from .board import (
+    new_position,
+    do_move,
+    undo_move,
+    hand_covers,
+    ST_SIDE,
+    ST_PLY,
+    ZOBRIST_PIECE,
+    ZOBRIST_SIDE,
+    HAND_SHIFT,
+)
 from .movegen import generate, generate_checks, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
-INF = np.int64(1) << 40          # an infinite proof or disproof number
-MAX_DEPTH = 240                   # plies the df-pn may go below the root
+INF = np.int64(1) << 40  # an infinite proof or disproof number
+MAX_DEPTH = 240  # plies the df-pn may go below the root
 
 # params[] fields of a MateTable
-P_GEN = 0          # current generation (entries of another generation are empty)
-P_MASK = 1         # entries - 1 (entries is a power of two)
-P_NODES = 2        # nodes searched in this solve
-P_LIMIT = 3        # stop when P_NODES reaches this
-P_ROOTPLY = 4      # ply of the root (repetitions are looked for back to here)
-P_MAXDEPTH = 5     # depth cap below the root
-P_ABORT = 6        # set when the search unwinds on the limit or the stop flag
-P_XMASK = 7        # exact table entries - 1
+P_GEN = 0  # current generation (entries of another generation are empty)
+P_MASK = 1  # entries - 1 (entries is a power of two)
+P_NODES = 2  # nodes searched in this solve
+P_LIMIT = 3  # stop when P_NODES reaches this
+P_ROOTPLY = 4  # ply of the root (repetitions are looked for back to here)
+P_MAXDEPTH = 5  # depth cap below the root
+P_ABORT = 6  # set when the search unwinds on the limit or the stop flag
+P_XMASK = 7  # exact table entries - 1
 P_NB = 8
 
-MateTable = namedtuple("MateTable", [
-    "keys",      # uint64[N] board key (board + side to move)
-    "hands",     # int64[N]  attacker's packed hand
-    "pn",        # int64[N]
-    "dn",        # int64[N]
-    "length",    # int64[N]  plies to mate of the proof found (proven entries only)
-    "gen",       # int64[N]  generation of the entry
-    "work",      # int64[N]  nodes spent below the entry (replacement priority)
-    "xkeys",     # uint64[X] exact-length table: board key
-    "xhands",    # int64[X]  attacker's hand
-    "xlb",       # int64[X]  no mate within this many plies
-    "xub",       # int64[X]  a mate within this many plies (INF: none known)
-    "xgen",      # int64[X]
-    "params",    # int64[P_NB]
-])
+MateTable = namedtuple(
+    "MateTable",
+    [
+        "keys",  # uint64[N] board key (board + side to move)
+        "hands",  # int64[N]  attacker's packed hand
+        "pn",  # int64[N]
+        "dn",  # int64[N]
+        "length",  # int64[N]  plies to mate of the proof found (proven entries only)
+        "gen",  # int64[N]  generation of the entry
+        "work",  # int64[N]  nodes spent below the entry (replacement priority)
+        "xkeys",  # uint64[X] exact-length table: board key
+        "xhands",  # int64[X]  attacker's hand
+        "xlb",  # int64[X]  no mate within this many plies
+        "xub",  # int64[X]  a mate within this many plies (INF: none known)
+        "xgen",  # int64[X]
+        "params",  # int64[P_NB]
+    ],
+)
 
-Work = namedtuple("Work", [
-    "moves",     # int32[MAX_DEPTH + 2, MAX_MOVES] children per depth
-    "cpn",       # int64[..., MAX_MOVES] last known child pn
-    "cdn",       # int64[..., MAX_MOVES]
-    "clen",      # int64[..., MAX_MOVES]
-    "ckey",      # uint64[..., MAX_MOVES] child board key
-    "chand",     # int64[..., MAX_MOVES] child attacker hand
-    "cflag",     # int64[..., MAX_MOVES] 1: disproven through the path (never ask the table)
-    "scratch",   # int32[MAX_MOVES]: the evasions of a leaf
-    "stop",      # int32[1] set to 1 from outside to stop
-])
+Work = namedtuple(
+    "Work",
+    [
+        "moves",  # int32[MAX_DEPTH + 2, MAX_MOVES] children per depth
+        "cpn",  # int64[..., MAX_MOVES] last known child pn
+        "cdn",  # int64[..., MAX_MOVES]
+        "clen",  # int64[..., MAX_MOVES]
+        "ckey",  # uint64[..., MAX_MOVES] child board key
+        "chand",  # int64[..., MAX_MOVES] child attacker hand
+        "cflag",  # int64[..., MAX_MOVES] 1: disproven through the path (never ask the table)
+        "scratch",  # int32[MAX_MOVES]: the evasions of a leaf
+        "stop",  # int32[1] set to 1 from outside to stop
+    ],
+)
 
 ENTRY_BYTES = 7 * 8
 
@@ -94,21 +119,38 @@ def new_table(table_mb: int) -> MateTable:
     params[P_MASK] = n - 1
     params[P_XMASK] = x - 1
     params[P_MAXDEPTH] = MAX_DEPTH
-    return MateTable(np.zeros(n, np.uint64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                     np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, -1, np.int64),
-                     np.zeros(n, np.int64), np.zeros(x, np.uint64), np.zeros(x, np.int64),
-                     np.zeros(x, np.int64), np.zeros(x, np.int64), np.full(x, -1, np.int64),
-                     params)
+    return MateTable(
+        np.zeros(n, np.uint64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.full(n, -1, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(x, np.uint64),
+        np.zeros(x, np.int64),
+        np.zeros(x, np.int64),
+        np.zeros(x, np.int64),
+        np.full(x, -1, np.int64),
+        params,
+    )
 
 
 def new_work(stop: np.ndarray | None = None) -> Work:
     d = MAX_DEPTH + 2
     if stop is None:
         stop = np.zeros(1, np.int32)
-    return Work(np.zeros((d, MAX_MOVES), np.int32), np.zeros((d, MAX_MOVES), np.int64),
-                np.zeros((d, MAX_MOVES), np.int64), np.zeros((d, MAX_MOVES), np.int64),
-                np.zeros((d, MAX_MOVES), np.uint64), np.zeros((d, MAX_MOVES), np.int64),
-                np.zeros((d, MAX_MOVES), np.int64), np.zeros(MAX_MOVES, np.int32), stop)
+    return Work(
+        np.zeros((d, MAX_MOVES), np.int32),
+        np.zeros((d, MAX_MOVES), np.int64),
+        np.zeros((d, MAX_MOVES), np.int64),
+        np.zeros((d, MAX_MOVES), np.int64),
+        np.zeros((d, MAX_MOVES), np.uint64),
+        np.zeros((d, MAX_MOVES), np.int64),
+        np.zeros((d, MAX_MOVES), np.int64),
+        np.zeros(MAX_MOVES, np.int32),
+        stop,
+    )
 
 
 TABLE_TYPE = numba.typeof(new_table(1))
@@ -118,6 +160,7 @@ WORK_TYPE = numba.typeof(new_work())
 # ---------------------------------------------------------------------------------------------
 # table
 # ---------------------------------------------------------------------------------------------
+
 
 @jit()
 def _after_key(pos, m, attacker):
@@ -192,7 +235,7 @@ def tt_store(tt, bkey, hand, pn, dn, length, work):
         else:
             score = tt.work[i]
             if tt.pn[i] == 0 or tt.dn[i] == 0:
-                score += 1 << 20      # keep proofs and disproofs longer
+                score += 1 << 20  # keep proofs and disproofs longer
         if score < vscore:
             vscore = score
             victim = i
@@ -208,6 +251,7 @@ def tt_store(tt, bkey, hand, pn, dn, length, work):
 # ---------------------------------------------------------------------------------------------
 # df-pn
 # ---------------------------------------------------------------------------------------------
+
 
 @jit(inline="always")
 def _sat_add(a, b):
@@ -331,7 +375,7 @@ def _mid(pos, tt, wk, depth, thpn, thdn):
         if pn == 0 or dn == 0 or pn >= thpn or dn >= thdn or params[P_ABORT] != 0:
             break
         if or_node:
-            cthpn = min(thpn, second + 1 + (second >> 2))     # the 1 + epsilon trick
+            cthpn = min(thpn, second + 1 + (second >> 2))  # the 1 + epsilon trick
             cthdn = thdn - dn + cdn[best]
         else:
             cthdn = min(thdn, second + 1 + (second >> 2))
@@ -398,6 +442,7 @@ def probe_after(pos, tt, m, attacker):
 # ---------------------------------------------------------------------------------------------
 # exact shortest mate (longest resistance) inside the proven region
 # ---------------------------------------------------------------------------------------------
+
 
 @jit()
 def _x_probe(tt, bkey, hand):
@@ -529,7 +574,7 @@ def _exact(pos, tt, wk, depth, budget):
         for i in range(n):
             p, d, ln, f = probe_after(pos, tt, moves[i], attacker)
             if d == 0:
-                _x_store(tt, bkey, hand, INF, INF)   # a disproven reply: no mate at all
+                _x_store(tt, bkey, hand, INF, INF)  # a disproven reply: no mate at all
                 return INF, np.int64(0)
             order[i] = -(ln if p == 0 else 1000 + p)
     # selection sort as we go (children are few)

@@ -2,6 +2,7 @@
 else the hand-made evaluation: material and piece-square terms (both kept incrementally by
 do_move), and king safety: defenders and attackers within two squares of each king, open
 squares next to it, and the enemy's pieces in hand.  Weights: weights.py."""
+
 import numpy as np
 
 from .types import jit, NSQ, BLACK, KING, color_of, type_of
@@ -9,8 +10,7 @@ from .attacks import RAY, RAY_LEN
 from .board import ST_SIDE, ST_KING, ST_MATERIAL, ST_PSQ
 from .network import INFO_MODE, MODE_HANDMADE
 from .nnue import nnue_evaluate
-from .weights import (KING_DEFENDER, KING_ATTACKER, HAND_ATTACK, KING_OPEN_SQUARE, TEMPO,
-                      KING_WEAK_DEFENCE)
+from .weights import KING_DEFENDER, KING_ATTACKER, HAND_ATTACK, KING_OPEN_SQUARE, TEMPO, KING_WEAK_DEFENCE
 
 
 def _king_zones():
@@ -24,7 +24,7 @@ def _king_zones():
     return zone
 
 
-KING_ZONE = _king_zones()    # KING_ZONE[k]: the squares within two king steps of k (-1 padded)
+KING_ZONE = _king_zones()  # KING_ZONE[k]: the squares within two king steps of k (-1 padded)
 
 
 @jit()

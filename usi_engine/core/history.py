@@ -5,36 +5,52 @@ Every history entry moves by the bounded rule  entry += bonus - entry * |bonus| 
 which keeps it within [-D, D] as long as |bonus| <= D: large entries saturate instead of
 overflowing, and a long-lived statistic still follows recent results.
 """
+
 from collections import namedtuple
 
 import numpy as np
 
-from .types import (jit, PIECE_NB, FROM_NB, NSQ, MAX_PLY, move_to, move_from, moved_piece,
-                    moved_piece_after, type_of)
+from .types import (
+    jit,
+    PIECE_NB,
+    FROM_NB,
+    NSQ,
+    MAX_PLY,
+    move_to,
+    move_from,
+    moved_piece,
+    moved_piece_after,
+    type_of,
+)
 from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX
 
-BUTTERFLY_D = 7183      # butterfly[color, from-or-drop, to]
+BUTTERFLY_D = 7183  # butterfly[color, from-or-drop, to]
 CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
-CAPTURE_D = 10692       # capture[piece, to, captured type]
-TYPE_NB = 16            # a piece type (types.type_of) fits in four bits
+CAPTURE_D = 10692  # capture[piece, to, captured type]
+TYPE_NB = 16  # a piece type (types.type_of) fits in four bits
 PIECE_TO = PIECE_NB * NSQ
 
-Histories = namedtuple("Histories", [
-    "butterfly",     # int32[2, FROM_NB, 81]
-    "continuation",  # int32[PIECE_TO, PIECE_TO]: indexed by a previous move and this move
-    "counter",       # int32[PIECE_TO]: the refutation last seen for a previous move
-    "killers",       # int32[MAX_PLY + 8, 2]
-    "capture",       # int32[PIECE_NB, 81, TYPE_NB]: captures (and pawn promotions) by the
-                     # moving piece, its destination and what it takes
-])
+Histories = namedtuple(
+    "Histories",
+    [
+        "butterfly",  # int32[2, FROM_NB, 81]
+        "continuation",  # int32[PIECE_TO, PIECE_TO]: indexed by a previous move and this move
+        "counter",  # int32[PIECE_TO]: the refutation last seen for a previous move
+        "killers",  # int32[MAX_PLY + 8, 2]
+        "capture",  # int32[PIECE_NB, 81, TYPE_NB]: captures (and pawn promotions) by the
+        # moving piece, its destination and what it takes
+    ],
+)
 
 
 def new_histories() -> Histories:
-    return Histories(np.zeros((2, FROM_NB, NSQ), np.int32),
-                     np.zeros((PIECE_TO, PIECE_TO), np.int32),
-                     np.zeros(PIECE_TO, np.int32),
-                     np.zeros((MAX_PLY + 8, 2), np.int32),
-                     np.zeros((PIECE_NB, NSQ, TYPE_NB), np.int32))
+    return Histories(
+        np.zeros((2, FROM_NB, NSQ), np.int32),
+        np.zeros((PIECE_TO, PIECE_TO), np.int32),
+        np.zeros(PIECE_TO, np.int32),
+        np.zeros((MAX_PLY + 8, 2), np.int32),
+        np.zeros((PIECE_NB, NSQ, TYPE_NB), np.int32),
+    )
 
 
 def clear_histories(h: Histories) -> None:
@@ -52,8 +68,10 @@ def bounded_update(entry, bonus, d):
 def history_bonus(sp, depth_plies):
     """Reward for a cutoff at this remaining depth (sp: params.py's constants; the cap stays
     below the smallest D)."""
-    return min(depth_plies * depth_plies * sp[SP_HISTORY_BONUS_MUL] + sp[SP_HISTORY_BONUS_ADD],
-               sp[SP_HISTORY_BONUS_MAX])
+    return min(
+        depth_plies * depth_plies * sp[SP_HISTORY_BONUS_MUL] + sp[SP_HISTORY_BONUS_ADD],
+        sp[SP_HISTORY_BONUS_MAX],
+    )
 
 
 @jit(inline="always")

@@ -8,6 +8,7 @@ counting, and arranged so that the first start compiles as little as possible:
 
 `python scripts/compile_profile.py` shows what compiles, how often and for how long.
 """
+
 import hashlib
 import inspect
 import os
@@ -42,6 +43,7 @@ def jit(signature=None, specialise=(), **kwargs):
         if signature is not None:
             _declared_on_first_use(dispatcher, signature)
         return _one_call_shape(dispatcher, specialise)
+
     return decorate
 
 
@@ -90,7 +92,7 @@ def _drop_stale_cache(dispatcher) -> None:
             f.write(digest + "\n")
         os.replace(tmp, stamp)
     except OSError:
-        pass            # a read-only cache: numba falls back to its own checks
+        pass  # a read-only cache: numba falls back to its own checks
 
 
 def _declared_return_for_recursion():
@@ -106,8 +108,10 @@ def _declared_return_for_recursion():
     without. Left out if numba's internals change.
     """
     from numba.core.typeinfer import TypeInferer
-    seed, partial = (getattr(TypeInferer, name, None) for name in ("seed_return",
-                                                                  "return_types_from_partial"))
+
+    seed, partial = (
+        getattr(TypeInferer, name, None) for name in ("seed_return", "return_types_from_partial")
+    )
     if seed is None or partial is None or getattr(TypeInferer, "_usi_engine_patched", False):
         return
 
@@ -152,8 +156,10 @@ def _one_call_shape(dispatcher, specialise=()):
 
     def get_call_template(args, kws):
         _compile_declared(dispatcher)
-        return resolve(tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
-                       {k: v if k in specialise else _call_type(v) for k, v in kws.items()})
+        return resolve(
+            tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
+            {k: v if k in specialise else _call_type(v) for k, v in kws.items()},
+        )
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
@@ -173,7 +179,7 @@ def _declared_on_first_use(dispatcher, signature):
 
     def compile_for_args(*args, **kws):
         _compile_declared(dispatcher)
-        return dispatcher      # called again: now it converts the arguments or says why not
+        return dispatcher  # called again: now it converts the arguments or says why not
 
     dispatcher._compile_for_args = compile_for_args
 

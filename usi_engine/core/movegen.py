@@ -5,22 +5,62 @@ Moves are made legal at generation: a king never steps into an attack, a pinned 
 stays on its pin line, and in check every move must capture the checker or block it.
 Drops obey nifu, dead-piece and pawn-drop-mate rules.
 """
+
 import numpy as np
 
-from .types import (jit, NSQ, BLACK, WHITE, PAWN, LANCE, KNIGHT, BISHOP, ROOK, GOLD, KING,
-                    DROP_BASE, make_move, make_drop, relative_rank, file_of, rank_of, move_to,
-                    move_from, moved_piece, moved_piece_after, is_promotion, make_piece,
-                    color_of, type_of)
-from .attacks import (RAY, RAY_LEN, KNIGHT_TO, STEP_MASK, SLIDE_MASK, LINE_DIR, LINE_DIST,
-                      OPPOSITE, NEAR_MASK, is_attacked, count_checkers, piece_attacks,
-                      pin_direction, pinned_pieces, line_blockers, blocker_line, checks_after)
+from .types import (
+    jit,
+    NSQ,
+    BLACK,
+    WHITE,
+    PAWN,
+    LANCE,
+    KNIGHT,
+    BISHOP,
+    ROOK,
+    GOLD,
+    KING,
+    DROP_BASE,
+    make_move,
+    make_drop,
+    relative_rank,
+    file_of,
+    rank_of,
+    move_to,
+    move_from,
+    moved_piece,
+    moved_piece_after,
+    is_promotion,
+    make_piece,
+    color_of,
+    type_of,
+)
+from .attacks import (
+    RAY,
+    RAY_LEN,
+    KNIGHT_TO,
+    STEP_MASK,
+    SLIDE_MASK,
+    LINE_DIR,
+    LINE_DIST,
+    OPPOSITE,
+    NEAR_MASK,
+    is_attacked,
+    count_checkers,
+    piece_attacks,
+    pin_direction,
+    pinned_pieces,
+    line_blockers,
+    blocker_line,
+    checks_after,
+)
 from .board import ST_SIDE, ST_PLY, ST_KING
 
-GEN_ALL = 0          # every legal move
-GEN_CAPTURES = 1     # captures and pawn promotions (the quiescence search's moves)
-GEN_QUIETS = 2       # everything GEN_CAPTURES leaves out, drops included
-GEN_CHECKS = 3       # GEN_ALL's board moves less those that surely give no check (see
-                     # generate_checks, which keeps only the checking ones of the rest)
+GEN_ALL = 0  # every legal move
+GEN_CAPTURES = 1  # captures and pawn promotions (the quiescence search's moves)
+GEN_QUIETS = 2  # everything GEN_CAPTURES leaves out, drops included
+GEN_CHECKS = 3  # GEN_ALL's board moves less those that surely give no check (see
+# generate_checks, which keeps only the checking ones of the rest)
 
 
 @jit(inline="always")
@@ -97,11 +137,15 @@ def _drop_mates(board, us, to, eksq):
     """Would a pawn of `us` dropped on `to` be an illegal pawn-drop mate?  Only a pawn that
     lands right in front of the king checks it, so the rest are answered at once."""
     forward = -1 if us == BLACK else 1
-    return eksq >= 0 and to + forward == eksq and (to % 9) + forward == eksq % 9 \
+    return (
+        eksq >= 0
+        and to + forward == eksq
+        and (to % 9) + forward == eksq % 9
         and is_pawn_drop_mate(board, us, to, eksq)
+    )
 
 
-@jit(specialise=("mode",))      # see generate
+@jit(specialise=("mode",))  # see generate
 def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     """Append the move frm->to of piece p, promoted and/or not as the rules and mode allow."""
     t = type_of(p)
@@ -131,7 +175,7 @@ def _add_with_promotions(out, n, frm, to, p, us, capture, mode, all_promos):
     return n
 
 
-@jit(specialise=("mode",))      # see generate
+@jit(specialise=("mode",))  # see generate
 def _wanted(mode, capture, p, us, frm, to):
     """Does (frm->to, capture?) belong to this generation stage at all?"""
     if mode == GEN_ALL or mode == GEN_CHECKS or capture:
@@ -141,9 +185,10 @@ def _wanted(mode, capture, p, us, frm, to):
     return pawn_promo or mode == GEN_QUIETS
 
 
-@jit(specialise=("mode",))      # see generate
-def _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode,
-                 all_promos, eksq, discovers):
+@jit(specialise=("mode",))  # see generate
+def _piece_moves(
+    board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, eksq, discovers
+):
     """Append the legal moves of `mode` of our piece `p` on `frm`; return the new count.
     `pinned`: pinned_pieces(board, ksq, us).  With two checkers only the king may move (the
     caller skips the other pieces).
@@ -167,8 +212,9 @@ def _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mo
             if q != 0 and color_of(q) == us:
                 break
             capture = q != 0
-            if _wanted(mode, capture, p, us, frm, to) and \
-                    (mode != GEN_CHECKS or discovers or LINE_DIR[eksq, to] >= 0):
+            if _wanted(mode, capture, p, us, frm, to) and (
+                mode != GEN_CHECKS or discovers or LINE_DIR[eksq, to] >= 0
+            ):
                 ok = True
                 if is_king:
                     ok = _king_safe_after(board, ksq, to, them)
@@ -224,8 +270,9 @@ def generate(pos, out, mode, all_promos):
             continue
         if n_checkers >= 2 and type_of(p) != KING:
             continue
-        n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode,
-                         all_promos, -1, False)
+        n = _piece_moves(
+            board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, -1, False
+        )
     if mode != GEN_CAPTURES and n_checkers < 2:
         n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
     return n
@@ -249,7 +296,7 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
     if have == 0:
         return n
     if n_checkers == 1 and LINE_DIST[ksq, checker] <= 1:
-        return n                      # a contact check cannot be blocked
+        return n  # a contact check cannot be blocked
     pawn_files = 0
     own_pawn = make_piece(PAWN, us)
     for sq in range(NSQ):
@@ -266,7 +313,7 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
                 continue
             if pt == PAWN:
                 if (pawn_files >> (to // 9)) & 1:
-                    continue                                   # nifu
+                    continue  # nifu
                 if _drop_mates(board, us, to, eksq):
                     continue
             out[n] = make_drop(pt, to, us)
@@ -307,7 +354,7 @@ def can_capture_or_block(pos, us, ksq):
         return True
     d = LINE_DIR[ksq, checker]
     if d < 0 or LINE_DIST[ksq, checker] <= 1:
-        return False                        # a knight or a contact check: no interposing
+        return False  # a knight or a contact check: no interposing
     have = hand_mask(pos.hands, us)
     for k in range(LINE_DIST[ksq, checker] - 1):
         to = RAY[ksq, d, k]
@@ -327,8 +374,11 @@ def _piece_can_go(board, to, us, ksq):
             s = RAY[to, d, k]
             p = board[s]
             if p != 0:
-                if color_of(p) == us and type_of(p) != KING and \
-                        ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
+                if (
+                    color_of(p) == us
+                    and type_of(p) != KING
+                    and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit)
+                ):
                     pin = pin_direction(board, ksq, s, us)
                     if pin < 0 or LINE_DIR[ksq, to] == pin:
                         return True
@@ -348,8 +398,10 @@ def _can_drop(pos, to, us, have):
     for pt in range(PAWN, KING):
         if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
             continue
-        if pt == PAWN and (_pawn_on_file(board, to // 9, make_piece(PAWN, us))
-                           or _drop_mates(board, us, to, pos.st[ST_KING + 1 - us])):
+        if pt == PAWN and (
+            _pawn_on_file(board, to // 9, make_piece(PAWN, us))
+            or _drop_mates(board, us, to, pos.st[ST_KING + 1 - us])
+        ):
             continue
         return True
     return False
@@ -404,8 +456,10 @@ def is_legal(pos, m):
             return False
         if n_checkers >= 2 or (n_checkers == 1 and not _evasion_target(ksq, checker, to)):
             return False
-        if pt == PAWN and (_pawn_on_file(board, to // 9, make_piece(PAWN, us))
-                           or _drop_mates(board, us, to, pos.st[ST_KING + them])):
+        if pt == PAWN and (
+            _pawn_on_file(board, to // 9, make_piece(PAWN, us))
+            or _drop_mates(board, us, to, pos.st[ST_KING + them])
+        ):
             return False
         return True
     if frm >= NSQ or board[frm] != p:
@@ -430,6 +484,7 @@ def is_legal(pos, m):
 
 # --- checks (the mate solver's attacker moves) -----------------------------------------
 
+
 def _build_check_squares():
     """CHECK_SQUARES[ksq]: in increasing order, -1 after the last, every square from which a
     dropped piece could check a king on ksq: its eight lines and the knight squares of both
@@ -438,7 +493,7 @@ def _build_check_squares():
     for ksq in range(NSQ):
         squares = {s for s in range(NSQ) if LINE_DIR[ksq, s] >= 0}
         squares |= {s for c in (BLACK, WHITE) for s in KNIGHT_TO[c, ksq] if s >= 0}
-        table[ksq, :len(squares)] = sorted(squares)
+        table[ksq, : len(squares)] = sorted(squares)
     return table
 
 
@@ -479,10 +534,10 @@ def _drop_checks(pos, out, n, us, eksq):
         dist = LINE_DIST[eksq, to]
         if d >= 0:
             if dist > (open_len >> (4 * d)) & 15:
-                continue                    # a piece stands between it and the king
+                continue  # a piece stands between it and the king
             toward_king = 1 << OPPOSITE[d]
         elif KNIGHT_TO[1 - us, eksq, 0] != to and KNIGHT_TO[1 - us, eksq, 1] != to:
-            continue                        # the other colour's knight square
+            continue  # the other colour's knight square
         for pt in range(PAWN, KING):
             if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
                 continue
@@ -495,7 +550,7 @@ def _drop_checks(pos, out, n, us, eksq):
                 continue
             if pt == PAWN:
                 if _pawn_on_file(board, to // 9, piece):
-                    continue                # nifu
+                    continue  # nifu
                 if _drop_mates(board, us, to, eksq):
                     continue
             out[n] = make_drop(pt, to, us)
@@ -543,8 +598,7 @@ def generate_checks(pos, out):
         line = blocker_line(discoverers, eksq, frm)
         if line >= 0 or _may_check(frm, p, eksq):
             n0 = n
-            n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True,
-                             eksq, line >= 0)
+            n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True, eksq, line >= 0)
             n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
     return _drop_checks(pos, out, n, us, eksq)
 
@@ -561,8 +615,7 @@ def _keep_piece_checks(board, out, n0, n, frm, eksq, line):
     for i in range(n0, n):
         m = out[i]
         to = move_to(m)
-        if (line >= 0 and LINE_DIR[eksq, to] != line) or \
-                piece_attacks(board, to, moved_piece_after(m), eksq):
+        if (line >= 0 and LINE_DIR[eksq, to] != line) or piece_attacks(board, to, moved_piece_after(m), eksq):
             out[kept] = m
             kept += 1
     board[frm] = p
@@ -581,6 +634,6 @@ def _may_check(frm, p, eksq):
         return False
     df = abs(file_of(frm) - file_of(eksq))
     dr = abs(rank_of(frm) - rank_of(eksq))
-    if t == KNIGHT:               # jumps two ranks, then checks from a jump (or, promoted, a step)
+    if t == KNIGHT:  # jumps two ranks, then checks from a jump (or, promoted, a step)
         return dr <= 4 and df <= 2
-    return dr <= 2 and df <= 2    # one step, then a step onto the king
+    return dr <= 2 and df <= 2  # one step, then a step onto the king

@@ -5,6 +5,7 @@ history, and losing captures last.  Each stage is generated only when the ones b
 did not cut off, and picked best-first by partial selection.  In check, all evasions are
 generated at once and ordered the same way.
 """
+
 import numpy as np
 
 from .types import jit, PAWN, PROMOTED, base_type, type_of, move_to, moved_piece, is_promotion
@@ -107,20 +108,18 @@ def pick_next(moves, scores, start, n):
     return moves[start]
 
 
-
-
 # ctx.picker[ply] holds one picker's state:
-PICK_STAGE = 0       # the stage below
-PICK_CUR = 1         # next index to pick from in ctx.moves[ply]
-PICK_END = 2         # end of the current stage's moves
-PICK_N = 3           # moves generated so far (all of them once quiets are generated)
+PICK_STAGE = 0  # the stage below
+PICK_CUR = 1  # next index to pick from in ctx.moves[ply]
+PICK_END = 2  # end of the current stage's moves
+PICK_N = 3  # moves generated so far (all of them once quiets are generated)
 PICK_TT1 = 4
 PICK_TT2 = 5
-PICK_SCORE = 6       # ordering score of the move just returned
-PICK_KILLER1 = 7     # refutations already tried as their own stage
+PICK_SCORE = 6  # ordering score of the move just returned
+PICK_KILLER1 = 7  # refutations already tried as their own stage
 PICK_KILLER2 = 8
 PICK_COUNTER = 9
-PICK_BAD = 10        # start of the losing captures kept for the last stage
+PICK_BAD = 10  # start of the losing captures kept for the last stage
 PICK_BAD_END = 11
 PICK_NB = 12
 
@@ -147,15 +146,25 @@ def picker_init(ctx, ply, tt1, tt2, in_check, counter):
 @jit()
 def _is_special(pk, m):
     """Already tried in an earlier stage (TT moves, killers, counter)."""
-    return (m == pk[PICK_TT1] or m == pk[PICK_TT2] or m == pk[PICK_KILLER1]
-            or m == pk[PICK_KILLER2] or m == pk[PICK_COUNTER])
+    return (
+        m == pk[PICK_TT1]
+        or m == pk[PICK_TT2]
+        or m == pk[PICK_KILLER1]
+        or m == pk[PICK_KILLER2]
+        or m == pk[PICK_COUNTER]
+    )
 
 
 @jit()
 def _refutation(pos, pk, m):
     """A killer or counter move worth trying here: legal, quiet, and not a TT move."""
-    return (m != 0 and m != pk[PICK_TT1] and m != pk[PICK_TT2]
-            and is_legal(pos, m) and not is_tactical(pos.board, m))
+    return (
+        m != 0
+        and m != pk[PICK_TT1]
+        and m != pk[PICK_TT2]
+        and is_legal(pos, m)
+        and not is_tactical(pos.board, m)
+    )
 
 
 @jit()
@@ -189,7 +198,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
                 i = pk[PICK_CUR]
                 m = pick_next(moves, scores, i, pk[PICK_END])
                 if scores[i] < 0:
-                    break                  # the rest lose material: last stage
+                    break  # the rest lose material: last stage
                 pk[PICK_CUR] = i + 1
                 if m != pk[PICK_TT1] and m != pk[PICK_TT2]:
                     pk[PICK_SCORE] = scores[i]
@@ -212,8 +221,12 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
         elif stage == STAGE_COUNTER:
             pk[PICK_STAGE] = STAGE_QUIETS_GEN
             m = np.int32(pk[PICK_COUNTER])
-            if not skip_quiets and m != pk[PICK_KILLER1] and m != pk[PICK_KILLER2] \
-                    and _refutation(pos, pk, m):
+            if (
+                not skip_quiets
+                and m != pk[PICK_KILLER1]
+                and m != pk[PICK_KILLER2]
+                and _refutation(pos, pk, m)
+            ):
                 pk[PICK_SCORE] = SCORE_COUNTER
                 return m
         elif stage == STAGE_QUIETS_GEN:
@@ -246,8 +259,20 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
             pk[PICK_STAGE] = STAGE_DONE
         elif stage == STAGE_EVASIONS_GEN:
             n = generate(pos, moves, GEN_ALL, False)
-            score_moves(pos, ctx, moves, scores, n, us, pk[PICK_TT1], pk[PICK_TT2], ply,
-                        pk[PICK_COUNTER], prev1, prev2)
+            score_moves(
+                pos,
+                ctx,
+                moves,
+                scores,
+                n,
+                us,
+                pk[PICK_TT1],
+                pk[PICK_TT2],
+                ply,
+                pk[PICK_COUNTER],
+                prev1,
+                prev2,
+            )
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
             pk[PICK_N] = n

@@ -5,6 +5,7 @@ numba freezes globals at compile time, so a network loaded at run time travels i
 position (PosArrays.net).  Without a network every array is empty and info[INFO_MODE] is
 MODE_HANDMADE: new_position() stays cheap and evaluate() uses the hand-made evaluation.
 """
+
 from collections import namedtuple
 
 import numpy as np
@@ -12,26 +13,29 @@ import numpy as np
 from .types import MAX_HISTORY, NSQ, HAND_NB
 
 MODE_HANDMADE = 0
-MODE_KP = 1          # K+P features: no refresh on king moves
-MODE_HALFKP = 2      # HalfKP(Friend): a king move refreshes that side's perspective
+MODE_KP = 1  # K+P features: no refresh on king moves
+MODE_HALFKP = 2  # HalfKP(Friend): a king move refreshes that side's perspective
 
 INFO_MODE = 0
 INFO_FV_SCALE = 1
-INFO_HALF = 2        # H: accumulator width per perspective
-INFO_L1 = 3          # outputs of the first hidden layer
-INFO_L2 = 4          # outputs of the second
-INFO_SUMS = 5        # where the int32 sums start in the scratch buffer (an even int16 index)
+INFO_HALF = 2  # H: accumulator width per perspective
+INFO_L1 = 3  # outputs of the first hidden layer
+INFO_L2 = 4  # outputs of the second
+INFO_SUMS = 5  # where the int32 sums start in the scratch buffer (an even int16 index)
 INFO_NB = 8
 
 # Few arrays on purpose: numba passes a position's arrays to every non-inlined call, so each
 # one more array costs every search function a little.
-NetArrays = namedtuple("NetArrays", [
-    "info",       # int64[INFO_NB]: mode, FV_SCALE, dimensions
-    "ft",         # int16[F + 1, H]: one row per feature, then the biases
-    "dense",      # int8[L1*2H + L1*L2 + L2]: the three affine layers' weights, row-major
-                  # except the second layer's, stored transposed (core/nnue.py goes by columns)
-    "bias",       # int32[L1 + L2 + 1]: their biases
-])
+NetArrays = namedtuple(
+    "NetArrays",
+    [
+        "info",  # int64[INFO_NB]: mode, FV_SCALE, dimensions
+        "ft",  # int16[F + 1, H]: one row per feature, then the biases
+        "dense",  # int8[L1*2H + L1*L2 + L2]: the three affine layers' weights, row-major
+        # except the second layer's, stored transposed (core/nnue.py goes by columns)
+        "bias",  # int32[L1 + L2 + 1]: their biases
+    ],
+)
 
 _MODES = {"K+P": MODE_KP, "HalfKP(Friend)": MODE_HALFKP}
 
@@ -55,13 +59,13 @@ def network_arrays(net, fv_scale: int = 16) -> NetArrays:
     info[INFO_MODE] = _MODES[net.feature_set]
     info[INFO_FV_SCALE] = fv_scale
     info[INFO_HALF], info[INFO_L1], info[INFO_L2] = h, l1, l2
-    outputs = 2 * h + l1 + l2           # the int16 part of the scratch buffer
+    outputs = 2 * h + l1 + l2  # the int16 part of the scratch buffer
     info[INFO_SUMS] = outputs + (outputs & 1)
     ft = np.empty((net.ft_weight.shape[0] + 1, h), np.int16)
     ft[:-1] = net.ft_weight
     ft[-1] = net.ft_bias
     ins = (2 * h, l1, l2)
-    layers = [net.weights[k][:, :ins[k]].astype(np.int8) for k in range(3)]
+    layers = [net.weights[k][:, : ins[k]].astype(np.int8) for k in range(3)]
     layers[1] = layers[1].T
     dense = np.concatenate([layer.ravel() for layer in layers])
     bias = np.concatenate([b.astype(np.int32) for b in net.biases])
@@ -76,8 +80,8 @@ def accumulator_stack(net: NetArrays) -> np.ndarray:
 
 # The king cache (core/nnue.py): per perspective and king square, an accumulator followed by
 # the board and hands it was made from, and a flag set once it holds one.
-KC_BOARD = 0            # offsets after the H accumulator entries
-KC_HANDS = NSQ          # hands[c, pt] at KC_HANDS + c * HAND_NB + pt
+KC_BOARD = 0  # offsets after the H accumulator entries
+KC_HANDS = NSQ  # hands[c, pt] at KC_HANDS + c * HAND_NB + pt
 KC_VALID = NSQ + 2 * HAND_NB
 KC_EXTRA = KC_VALID + 1
 
@@ -106,6 +110,7 @@ def shipped_network_path():
     """The default network's file, inside the installed package (docs/training.md says how
     it was made)."""
     from pathlib import Path
+
     return Path(__file__).resolve().parent.parent / "eval" / "nn.bin"
 
 
@@ -115,13 +120,14 @@ def load_eval_dir(evaldir: str):
     `evaldir`/nn.bin.  NNUEFormatError (a ValueError) names the file and the problem."""
     from pathlib import Path
     from ..nnue import read_network, NNUEFormatError
+
     text = str(evaldir).strip()
     if text.lower() in HANDMADE_NAMES:
         return None
     if text.lower() in SHIPPED_NAMES:
         return read_network(shipped_network_path())
     path = Path(text)
-    if not path.is_file():           # a folder, as YaneuraOu means it (a file is taken too)
+    if not path.is_file():  # a folder, as YaneuraOu means it (a file is taken too)
         path = path / "nn.bin"
     if path.is_dir():
         raise NNUEFormatError(f"{path}: is a folder, expected a file")

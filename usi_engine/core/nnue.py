@@ -13,17 +13,42 @@ Arithmetic is YaneuraOu's: int16 accumulators (wrapping), ClippedReLU to 0..127,
 products, ``>> 6`` between layers.  The first layer's dot products (int8 weights x int16
 inputs) are loops that LLVM turns into vpmaddwd; the second layer goes by columns.
 """
+
 import numpy as np
 
-from .types import jit, NSQ, KING, HAND_NB, MOVE_NULL, DROP_BASE, base_type, moved_piece, \
-    moved_piece_after, move_from, move_to, make_piece, color_of, type_of
+from .types import (
+    jit,
+    NSQ,
+    KING,
+    HAND_NB,
+    MOVE_NULL,
+    DROP_BASE,
+    base_type,
+    moved_piece,
+    moved_piece_after,
+    move_from,
+    move_to,
+    make_piece,
+    color_of,
+    type_of,
+)
 from .board import ST_SIDE, ST_PLY, ST_KING, hand_count
-from .network import INFO_MODE, INFO_FV_SCALE, INFO_HALF, INFO_L1, INFO_L2, MODE_HALFKP, \
-    INFO_SUMS, KC_BOARD, KC_HANDS, KC_VALID
+from .network import (
+    INFO_MODE,
+    INFO_FV_SCALE,
+    INFO_HALF,
+    INFO_L1,
+    INFO_L2,
+    MODE_HALFKP,
+    INFO_SUMS,
+    KC_BOARD,
+    KC_HANDS,
+    KC_VALID,
+)
 from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
 
-MAX_REPLAY = 12        # plies replayed before a full refresh is cheaper
-EVAL_LIMIT = 30000     # |evaluation| stays clear of the search's mate scores
+MAX_REPLAY = 12  # plies replayed before a full refresh is cheaper
+EVAL_LIMIT = 30000  # |evaluation| stays clear of the search's mate scores
 WEIGHT_SCALE_BITS = 6
 
 
@@ -56,7 +81,7 @@ def _refresh_from_king_cache(pos, ply, persp):
     h = w.shape[1]
     entry = pos.king_cache[persp, pos.st[ST_KING + persp]]
     acc = entry[:h]
-    if entry[h + KC_VALID] == 0:         # first use: the biases, an empty board and hands
+    if entry[h + KC_VALID] == 0:  # first use: the biases, an empty board and hands
         for j in range(h):
             acc[j] = w[w.shape[0] - 1, j]
         entry[h + KC_VALID] = 1
@@ -106,7 +131,7 @@ def refresh_in_full(pos, acc, persp):
     net = pos.net
     w = net.ft
     h = acc.shape[0]
-    bias = w.shape[0] - 1                # the last row holds the biases
+    bias = w.shape[0] - 1  # the last row holds the biases
     for j in range(h):
         acc[j] = w[bias, j]
     halfkp = net.info[INFO_MODE] == MODE_HALFKP
@@ -145,8 +170,8 @@ def _replay(pos, s, persp, offset, halfkp):
     us = color_of(piece)
     to = move_to(m)
     frm = move_from(m)
-    rem0 = -1                       # the moved piece leaves its square or the hand ...
-    add0 = -1                       # ... and arrives on `to`
+    rem0 = -1  # the moved piece leaves its square or the hand ...
+    add0 = -1  # ... and arrives on `to`
     if not (halfkp and type_of(piece) == KING):
         add0 = offset + BOARD_BONA[persp, moved_piece_after(m), to]
         if frm >= DROP_BASE:
@@ -164,7 +189,7 @@ def _replay(pos, s, persp, offset, halfkp):
                 dst[j] = src[j] - w[rem0, j] + w[add0, j]
         return
     bt = base_type(type_of(captured))
-    rem1 = offset + BOARD_BONA[persp, captured, to]           # the captured piece goes
+    rem1 = offset + BOARD_BONA[persp, captured, to]  # the captured piece goes
     add1 = offset + HAND_BONA[persp, us, bt] + hand_count(pos.hand_packs[s, us], bt)  # to the hand
     if rem0 < 0:
         for j in range(h):
@@ -204,9 +229,9 @@ def _affine_relu(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off):
     indices it cannot prove non-negative LLVM does not vectorise (10x slower).  Compiled
     once per constant `n_in` it is given (see raw_output): a known length lets LLVM unroll
     the dot products (73 instead of 114 ns for 128 x 32)."""
-    xs = x[x_off:x_off + n_in]
+    xs = x[x_off : x_off + n_in]
     for i in range(n_out):
-        row = w[w_off + i * n_in:w_off + (i + 1) * n_in]
+        row = w[w_off + i * n_in : w_off + (i + 1) * n_in]
         s = 0
         for j in range(n_in):
             s += row[j] * xs[j]
@@ -228,9 +253,9 @@ def _affine_relu_by_columns(wt, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off
         v = np.int32(x[x_off + j])
         if v == 0:
             continue
-        column = wt[w_off + j * n_out:w_off + (j + 1) * n_out]
+        column = wt[w_off + j * n_out : w_off + (j + 1) * n_out]
         for i in range(n_out):
-            acc[i] += v * column[i]      # stored as int32: wraps as YaneuraOu's sums do
+            acc[i] += v * column[i]  # stored as int32: wraps as YaneuraOu's sums do
     for i in range(n_out):
         y[y_off + i] = _clipped(acc[i] >> WEIGHT_SCALE_BITS)
 
@@ -255,12 +280,12 @@ def raw_output(pos):
     l2 = net.info[INFO_L2]
     us = pos.st[ST_SIDE]
     buf = pos.nn_buf
-    for p in range(2):          # ClippedReLU of the transformed features, side to move first
+    for p in range(2):  # ClippedReLU of the transformed features, side to move first
         src = pos.acc[ply, us if p == 0 else 1 - us]
-        dst = buf[p * h:(p + 1) * h]
+        dst = buf[p * h : (p + 1) * h]
         for j in range(h):
             dst[j] = _clipped(src[j])
-    w2 = l1 * 2 * h             # offsets of the 2nd (transposed) and 3rd layers in net.dense
+    w2 = l1 * 2 * h  # offsets of the 2nd (transposed) and 3rd layers in net.dense
     w3 = w2 + l2 * l1
     # the common widths as constants: each compiles its own unrolled first layer
     if h == 64:
@@ -269,11 +294,10 @@ def raw_output(pos):
         _affine_relu(net.dense, 0, net.bias, 0, l1, 512, buf, 0, buf, 2 * h)
     else:
         _affine_relu(net.dense, 0, net.bias, 0, l1, 2 * h, buf, 0, buf, 2 * h)
-    sums = buf[net.info[INFO_SUMS]:].view(np.int32)
-    _affine_relu_by_columns(net.dense, w2, net.bias, l1, l2, l1, buf, 2 * h, buf, 2 * h + l1,
-                            sums)
-    row = net.dense[w3:w3 + l2]
-    xs = buf[2 * h + l1:2 * h + l1 + l2]
+    sums = buf[net.info[INFO_SUMS] :].view(np.int32)
+    _affine_relu_by_columns(net.dense, w2, net.bias, l1, l2, l1, buf, 2 * h, buf, 2 * h + l1, sums)
+    row = net.dense[w3 : w3 + l2]
+    xs = buf[2 * h + l1 : 2 * h + l1 + l2]
     s = 0
     for j in range(l2):
         s += row[j] * xs[j]

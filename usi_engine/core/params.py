@@ -6,18 +6,21 @@ tuner can change them per game without recompiling; `SP_<NAME>` is each entry's 
 Tooling (USI options when tuning, shogiarena's `usi_tunables`, SPSA) reads `PARAMS`.
 This module is pure Python: importing it must not import numba.
 """
+
 from typing import NamedTuple
 
 
 class Param(NamedTuple):
-    name: str       # CamelCase, as a USI option would name it
+    name: str  # CamelCase, as a USI option would name it
     default: int
-    lo: int         # the range a tuner may explore
+    lo: int  # the range a tuner may explore
     hi: int
-    step: int       # SPSA's perturbation c at the end of a run (fishtest's c_end)
+    step: int  # SPSA's perturbation c at the end of a run (fishtest's c_end)
     doc: str
 
 
+# one row per constant, so the table reads as a table: not reformatted
+# fmt: off
 PARAMS: tuple[Param, ...] = (
     # pruning before the move loop
     Param("RazorMargin", 320, 100, 800, 20, "razoring: static + margin*depth below alpha"),
@@ -72,6 +75,7 @@ PARAMS: tuple[Param, ...] = (
     Param("ShallowOrderPlies", 0, 0, 4, 1, "shallow-search ordering: depth of each move's search (plies, 0: quiescence)"),
     Param("ShallowOrderMargin", 200, 0, 2000, 50, "shallow-search ordering: window of alpha - margin .. beta + margin"),
 )
+# fmt: on
 
 INDEX = {p.name: i for i, p in enumerate(PARAMS)}
 

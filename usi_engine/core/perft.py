@@ -3,6 +3,7 @@
 The last ply is counted without being played (bulk counting), as cshogi and most engines
 count; every non-promotion that is legal counts, as in the published figures.
 """
+
 import numba
 from numba import int64, int32
 

@@ -21,60 +21,171 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
 and more LMR after a capturing TT move (LmrTtCapture, undecided).
 """
+
 import numpy as np
 from numba import int64
 
 from .types import jit, MAX_PLY, MOVE_NULL
-from .board import (do_move, undo_move, do_null_move, undo_null_move,
-                    repetition_state, ST_SIDE, ST_PLY, ST_MOVENUM,
-                    REP_NONE, REP_DRAW, REP_WIN, REP_LOSE, REP_SUPERIOR)
+from .board import (
+    do_move,
+    undo_move,
+    do_null_move,
+    undo_null_move,
+    repetition_state,
+    ST_SIDE,
+    ST_PLY,
+    ST_MOVENUM,
+    REP_NONE,
+    REP_DRAW,
+    REP_WIN,
+    REP_LOSE,
+    REP_SUPERIOR,
+)
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
-from .tt import (probe, store, value_to_tt, value_from_tt, VALUE_MATE,
-                 VALUE_MATE_IN_MAX, BOUND_NONE, BOUND_UPPER, BOUND_LOWER, BOUND_EXACT, EVAL_NONE)
+from .tt import (
+    probe,
+    store,
+    value_to_tt,
+    value_from_tt,
+    VALUE_MATE,
+    VALUE_MATE_IN_MAX,
+    BOUND_NONE,
+    BOUND_UPPER,
+    BOUND_LOWER,
+    BOUND_EXACT,
+    EVAL_NONE,
+)
 from .history import update_quiet, update_capture, history_bonus, piece_to
 from .correction import correction, update_correction
-from .movepick import (score_moves, pick_next, is_tactical, material_gain, picker_init,
-                       picker_next, PICK_N, PICK_SCORE, PICK_CUR)
+from .movepick import (
+    score_moves,
+    pick_next,
+    is_tactical,
+    material_gain,
+    picker_init,
+    picker_next,
+    PICK_N,
+    PICK_SCORE,
+    PICK_CUR,
+)
 from .short_mate import mate_in_1
 from .see import see
-from .params import (SP_RAZOR_MARGIN, SP_FUTILITY_MARGIN, SP_FUTILITY_DEPTH,
-                     SP_NULL_MOVE_DEPTH, SP_NULL_MOVE_BASE, SP_NULL_MOVE_DIV, SP_IIR_DEPTH,
-                     SP_NULL_MOVE_EVAL_DIV, SP_NULL_MOVE_EVAL_MAX, SP_PROB_CUT_DEPTH,
-                     SP_PROB_CUT_MARGIN,
-                     SP_MATE1_DEPTH, SP_SINGULAR_DEPTH, SP_SINGULAR_MARGIN, SP_LMP_DEPTH,
-                     SP_LMP_BASE, SP_FUTILITY_MOVE_DEPTH,
-                     SP_FUTILITY_MOVE_BASE, SP_FUTILITY_MOVE_MARGIN, SP_HISTORY_PRUNE_DEPTH,
-                     SP_HISTORY_PRUNE, SP_LMR_MIN_DEPTH,
-                     SP_LMR_HISTORY_GOOD, SP_LMR_HISTORY_BAD, SP_LMR_NOT_IMPROVING,
-                     SP_LMR_BAD_CAPTURES, SP_LMR_TT_CAPTURE, SP_SINGULAR_NEGATIVE,
-                     SP_DELTA_MARGIN, SP_SUPERIOR_VALUE, SP_CAPTURE_HISTORY,
-                     SP_SEE_DEPTH, SP_SEE_CAPTURE_MARGIN, SP_SEE_QUIET_MARGIN)
-from .context import (POS_T, CTX_T, ONE_PLY, VALUE_INF, LMR_TABLE, QUIETS_KEPT, CAPTURES_KEPT,
-                      P_GENERATION, P_ROOT_SIDE, P_DRAW_VALUE, P_NODE_LIMIT, P_NULL_MOVE, P_LMR,
-                      P_FUTILITY, P_RAZORING, P_CHECK_EXT, P_MATE1, P_ROOT_N, P_PV_INDEX,
-                      P_ROOT_PLY, P_ROOT_DEPTH, P_IIR, P_MAX_GAME_PLY, P_CORRECTION, P_QS_MATE1,
-                      S_NODES, S_SELDEPTH, S_ABORTED, S_ROOT_DONE, S_FULL_PLY, S_MID_ACTIVE,
-                      S_MID_ITERS, S_OSL_PLY)
-from .classic import (mid_first_depth, yss_on, yss_extension, yss_full_again, osl_begin,
-                      osl_end, osl_restrict, osl_unproven, shallow_wanted, tt_moves_done,
-                      shallow_order_begin, shallow_score, usual_score, picker_list)
+from .params import (
+    SP_RAZOR_MARGIN,
+    SP_FUTILITY_MARGIN,
+    SP_FUTILITY_DEPTH,
+    SP_NULL_MOVE_DEPTH,
+    SP_NULL_MOVE_BASE,
+    SP_NULL_MOVE_DIV,
+    SP_IIR_DEPTH,
+    SP_NULL_MOVE_EVAL_DIV,
+    SP_NULL_MOVE_EVAL_MAX,
+    SP_PROB_CUT_DEPTH,
+    SP_PROB_CUT_MARGIN,
+    SP_MATE1_DEPTH,
+    SP_SINGULAR_DEPTH,
+    SP_SINGULAR_MARGIN,
+    SP_LMP_DEPTH,
+    SP_LMP_BASE,
+    SP_FUTILITY_MOVE_DEPTH,
+    SP_FUTILITY_MOVE_BASE,
+    SP_FUTILITY_MOVE_MARGIN,
+    SP_HISTORY_PRUNE_DEPTH,
+    SP_HISTORY_PRUNE,
+    SP_LMR_MIN_DEPTH,
+    SP_LMR_HISTORY_GOOD,
+    SP_LMR_HISTORY_BAD,
+    SP_LMR_NOT_IMPROVING,
+    SP_LMR_BAD_CAPTURES,
+    SP_LMR_TT_CAPTURE,
+    SP_SINGULAR_NEGATIVE,
+    SP_DELTA_MARGIN,
+    SP_SUPERIOR_VALUE,
+    SP_CAPTURE_HISTORY,
+    SP_SEE_DEPTH,
+    SP_SEE_CAPTURE_MARGIN,
+    SP_SEE_QUIET_MARGIN,
+)
+from .context import (
+    POS_T,
+    CTX_T,
+    ONE_PLY,
+    VALUE_INF,
+    LMR_TABLE,
+    QUIETS_KEPT,
+    CAPTURES_KEPT,
+    P_GENERATION,
+    P_ROOT_SIDE,
+    P_DRAW_VALUE,
+    P_NODE_LIMIT,
+    P_NULL_MOVE,
+    P_LMR,
+    P_FUTILITY,
+    P_RAZORING,
+    P_CHECK_EXT,
+    P_MATE1,
+    P_ROOT_N,
+    P_PV_INDEX,
+    P_ROOT_PLY,
+    P_ROOT_DEPTH,
+    P_IIR,
+    P_MAX_GAME_PLY,
+    P_CORRECTION,
+    P_QS_MATE1,
+    S_NODES,
+    S_SELDEPTH,
+    S_ABORTED,
+    S_ROOT_DONE,
+    S_FULL_PLY,
+    S_MID_ACTIVE,
+    S_MID_ITERS,
+    S_OSL_PLY,
+)
+from .classic import (
+    mid_first_depth,
+    yss_on,
+    yss_extension,
+    yss_full_again,
+    osl_begin,
+    osl_end,
+    osl_restrict,
+    osl_unproven,
+    shallow_wanted,
+    tt_moves_done,
+    shallow_order_begin,
+    shallow_score,
+    usual_score,
+    picker_list,
+)
+
 # The context's layout is the driver's view of the search: search/searcher.py, the tests and
 # scripts/experiments.py name it through this module (cs.new_context, cs.P_MID, cs.S_*).
-from .context import (SearchCtx as SearchCtx, new_context as new_context,
-                      set_search_params as set_search_params, STACK as STACK, P_NB as P_NB,
-                      S_NB as S_NB, P_MID as P_MID, P_HALF_PLY as P_HALF_PLY,
-                      P_HALF_PLY_FULL as P_HALF_PLY_FULL, P_OSL as P_OSL,
-                      P_SHALLOW_ORDER as P_SHALLOW_ORDER, S_MID_NODES as S_MID_NODES,
-                      S_OSL_SCOUTS as S_OSL_SCOUTS, S_OSL_RESEARCHES as S_OSL_RESEARCHES,
-                      S_OSL_RESTRICTED as S_OSL_RESTRICTED, S_OSL_UNPROVEN as S_OSL_UNPROVEN,
-                      S_SHALLOW_NODES as S_SHALLOW_NODES)
+from .context import (
+    SearchCtx as SearchCtx,
+    new_context as new_context,
+    set_search_params as set_search_params,
+    STACK as STACK,
+    P_NB as P_NB,
+    S_NB as S_NB,
+    P_MID as P_MID,
+    P_HALF_PLY as P_HALF_PLY,
+    P_HALF_PLY_FULL as P_HALF_PLY_FULL,
+    P_OSL as P_OSL,
+    P_SHALLOW_ORDER as P_SHALLOW_ORDER,
+    S_MID_NODES as S_MID_NODES,
+    S_OSL_SCOUTS as S_OSL_SCOUTS,
+    S_OSL_RESEARCHES as S_OSL_RESEARCHES,
+    S_OSL_RESTRICTED as S_OSL_RESTRICTED,
+    S_OSL_UNPROVEN as S_OSL_UNPROVEN,
+    S_SHALLOW_NODES as S_SHALLOW_NODES,
+)
 
 # A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
 # stays below the mate scores and is never printed as `score mate`.
 VALUE_PERPETUAL = VALUE_MATE_IN_MAX - MAX_PLY - 1
-REPETITION_SCAN = 32           # plies scanned back for an in-tree repetition
-PROBCUT_SHALLOWER = 4          # ProbCut's search is this many plies shallower than its node
+REPETITION_SCAN = 32  # plies scanned back for an in-tree repetition
+PROBCUT_SHALLOWER = 4  # ProbCut's search is this many plies shallower than its node
 
 
 @jit(inline="always")
@@ -199,8 +310,11 @@ def qsearch(pos, ctx, alpha, beta, ply):
     hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
     if hit:
         v = value_from_tt(tt_value, ply)
-        if (tt_bound == BOUND_EXACT or (tt_bound == BOUND_LOWER and v >= beta)
-                or (tt_bound == BOUND_UPPER and v <= alpha)) and beta - alpha == 1:
+        if (
+            tt_bound == BOUND_EXACT
+            or (tt_bound == BOUND_LOWER and v >= beta)
+            or (tt_bound == BOUND_UPPER and v <= alpha)
+        ) and beta - alpha == 1:
             return v
     us = pos.st[ST_SIDE]
     raw = EVAL_NONE
@@ -239,7 +353,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
             if stand_pat + material_gain(pos.board, m) + ctx.sp[SP_DELTA_MARGIN] < alpha:
                 continue
             if scores[i] < 0:
-                break          # losing captures are left alone
+                break  # losing captures are left alone
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
         v = -qsearch(pos, ctx, -beta, -alpha, ply + 1)
@@ -256,7 +370,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
                     break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
     if ctx.path_dep[ply]:
-        return best            # a score of this path (MaxMovesToDraw): not for the TT
+        return best  # a score of this path (MaxMovesToDraw): not for the TT
     store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, 0, bound, ctx.params[P_GENERATION])
     return best
 
@@ -279,8 +393,7 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
 
 
 @jit()
-def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving,
-                        tt_capture):
+def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture):
     """Plies a late move is searched shallower by: the table's, by depth and move number;
     one less at PV nodes and for a move whose history is good; one more at an expected cut
     node and for a move whose history is bad; LmrNotImproving more where the static
@@ -373,7 +486,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     the TT move and the picker, the move loop, and the result."""
     if depth < ONE_PLY:
         return qsearch(pos, ctx, alpha, beta, ply)
-    YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
+    YES = np.int64(1)  # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
     pv_node = beta - alpha > 1
 
@@ -414,8 +527,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     # of the whole node, no pruning before the move loop, nothing stored
     excluded = ctx.excluded[ply]
     if hit and not pv_node and tt_depth >= depth and excluded == 0:
-        if tt_bound == BOUND_EXACT or (tt_bound == BOUND_LOWER and tt_v >= beta) \
-                or (tt_bound == BOUND_UPPER and tt_v <= alpha):
+        if (
+            tt_bound == BOUND_EXACT
+            or (tt_bound == BOUND_LOWER and tt_v >= beta)
+            or (tt_bound == BOUND_UPPER and tt_v <= alpha)
+        ):
             return tt_v
     params = ctx.params
     sp = ctx.sp
@@ -445,13 +561,22 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
                 return v
-        if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_DEPTH] \
-                and static - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta \
-                and static < VALUE_MATE_IN_MAX:
+        if (
+            params[P_FUTILITY]
+            and d_plies <= sp[SP_FUTILITY_DEPTH]
+            and static - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta
+            and static < VALUE_MATE_IN_MAX
+        ):
             return static
         # null move: never twice in a row (the previous move's continuation index is -1)
-        if params[P_NULL_MOVE] and d_plies >= sp[SP_NULL_MOVE_DEPTH] and static >= beta and ply > 0 \
-                and ctx.stack_pt[ply - 1] >= 0 and beta > -VALUE_MATE_IN_MAX:
+        if (
+            params[P_NULL_MOVE]
+            and d_plies >= sp[SP_NULL_MOVE_DEPTH]
+            and static >= beta
+            and ply > 0
+            and ctx.stack_pt[ply - 1] >= 0
+            and beta > -VALUE_MATE_IN_MAX
+        ):
             r = null_move_reduction(sp, d_plies, static, beta)
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
@@ -475,7 +600,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             for i in range(n):
                 m = pick_next(moves, scores, i, n)
                 if see(pos.board, m, ctx.see_buf) < pc_beta - static:
-                    continue       # even the exchange's gain leaves it short of the bar
+                    continue  # even the exchange's gain leaves it short of the bar
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
                 # a quiescence search first: most captures fail there, cheaply
@@ -488,8 +613,16 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 if v >= pc_beta:
                     ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                     if ctx.path_dep[ply] == 0:
-                        store(ctx.tt, key, m, value_to_tt(v, ply), raw, pc_depth + ONE_PLY,
-                              BOUND_LOWER, params[P_GENERATION])
+                        store(
+                            ctx.tt,
+                            key,
+                            m,
+                            value_to_tt(v, ply),
+                            raw,
+                            pc_depth + ONE_PLY,
+                            BOUND_LOWER,
+                            params[P_GENERATION],
+                        )
                     return v
 
     # ---- 4. a move to try first
@@ -524,10 +657,18 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     # if another move also beats beta, the node fails high at once (multi-cut). Searched
     # before the picker starts, since the search of this node without tt1 uses this ply's
     # move list, picker and killers.
-    tt_ext = 0                 # the TT move's extension by the singular test
-    if sp[SP_SINGULAR_DEPTH] > 0 and d_plies >= sp[SP_SINGULAR_DEPTH] and tt1 != 0 and ply > 0 \
-            and excluded == 0 and (tt_bound & BOUND_LOWER) != 0 \
-            and tt_depth >= depth - 3 * ONE_PLY and abs(tt_v) < VALUE_MATE_IN_MAX and extend_ok:
+    tt_ext = 0  # the TT move's extension by the singular test
+    if (
+        sp[SP_SINGULAR_DEPTH] > 0
+        and d_plies >= sp[SP_SINGULAR_DEPTH]
+        and tt1 != 0
+        and ply > 0
+        and excluded == 0
+        and (tt_bound & BOUND_LOWER) != 0
+        and tt_depth >= depth - 3 * ONE_PLY
+        and abs(tt_v) < VALUE_MATE_IN_MAX
+        and extend_ok
+    ):
         s_beta = tt_v - sp[SP_SINGULAR_MARGIN] * d_plies
         ctx.excluded[ply] = tt1
         v = search(pos, ctx, s_beta - 1, s_beta, (depth - ONE_PLY) // 2, ply, cut_node)
@@ -536,9 +677,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             return 0
         ctx.stack_eval[ply] = static
         if v < s_beta:
-            tt_ext = ONE_PLY       # singular
+            tt_ext = ONE_PLY  # singular
         elif s_beta >= beta:
-            return s_beta          # ctx.path_dep[ply] is that search's
+            return s_beta  # ctx.path_dep[ply] is that search's
         elif tt_v >= beta or cut_node:
             # another move comes near it, and a cutoff is expected anyway: if the TT move
             # does not give it at less depth, another move will (SingularNegative)
@@ -548,7 +689,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     counter = ctx.counter[prev1] if prev1 >= 0 else 0
     picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
-    osl = osl_restrict(pos, ctx, ply, tt1, in_check)     # one-side-limited PVS (classic.py)
+    osl = osl_restrict(pos, ctx, ply, tt1, in_check)  # one-side-limited PVS (classic.py)
     # shallow-search ordering (classic.py) waits until the TT moves failed to cut off
     shallow_pending = shallow_wanted(ctx, osl, in_check, d_plies)
     shallow_ordered = False
@@ -561,17 +702,18 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     path_dep = 0
     move_count = 0
     skip_quiets = False
-    yss = extend_ok and yss_on(params)       # YSS's half-ply extension (classic.py)
+    yss = extend_ok and yss_on(params)  # YSS's half-ply extension (classic.py)
     while True:
         if shallow_pending and tt_moves_done(picker):
             # order the other moves by a shallow search of each in a window around the
             # node's, ties by the usual order
             shallow_pending = False
             shallow_ordered = True
-            n, shallow, lo, hi = shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2,
-                                                     counter, prev1, prev2)
+            n, shallow, lo, hi = shallow_order_begin(
+                pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, prev1, prev2
+            )
             for i in range(n):
-                m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)     # rank i, usual order
+                m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)  # rank i, usual order
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
                 v = -search(pos, ctx, -hi, -lo, shallow, ply + 1, NO)
@@ -586,31 +728,54 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if m == excluded:
             continue
         if shallow_ordered:
-            picker[PICK_SCORE] = usual_score(pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply,
-                                             counter, prev1, prev2)
+            picker[PICK_SCORE] = usual_score(
+                pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply, counter, prev1, prev2
+            )
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
             continue
         move_count += 1
         checks = gives_check(pos, m)
         # shallow pruning of late quiet moves
-        if not pv_node and not in_check and quiet and not checks and best > -VALUE_MATE_IN_MAX \
-                and not near_end:
-            if params[P_FUTILITY] and d_plies <= sp[SP_LMP_DEPTH] \
-                    and move_count > sp[SP_LMP_BASE] + d_plies * d_plies:
+        if (
+            not pv_node
+            and not in_check
+            and quiet
+            and not checks
+            and best > -VALUE_MATE_IN_MAX
+            and not near_end
+        ):
+            if (
+                params[P_FUTILITY]
+                and d_plies <= sp[SP_LMP_DEPTH]
+                and move_count > sp[SP_LMP_BASE] + d_plies * d_plies
+            ):
                 skip_quiets = True
                 continue
-            if params[P_FUTILITY] and d_plies <= sp[SP_FUTILITY_MOVE_DEPTH] \
-                    and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * d_plies <= alpha:
+            if (
+                params[P_FUTILITY]
+                and d_plies <= sp[SP_FUTILITY_MOVE_DEPTH]
+                and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * d_plies <= alpha
+            ):
                 continue
             # history pruning: a quiet move that keeps failing here is not worth a look
-            if params[P_FUTILITY] and d_plies <= sp[SP_HISTORY_PRUNE_DEPTH] \
-                    and picker[PICK_SCORE] < -sp[SP_HISTORY_PRUNE] * d_plies:
+            if (
+                params[P_FUTILITY]
+                and d_plies <= sp[SP_HISTORY_PRUNE_DEPTH]
+                and picker[PICK_SCORE] < -sp[SP_HISTORY_PRUNE] * d_plies
+            ):
                 continue
         # SEE pruning at shallow depth: captures that lose material, quiet moves and checks
         # that put a piece where it is lost
-        if not pv_node and best > -VALUE_MATE_IN_MAX and params[P_FUTILITY] and not near_end \
-                and not in_check and d_plies <= sp[SP_SEE_DEPTH] and move_count > 1:
+        if (
+            not pv_node
+            and best > -VALUE_MATE_IN_MAX
+            and params[P_FUTILITY]
+            and not near_end
+            and not in_check
+            and d_plies <= sp[SP_SEE_DEPTH]
+            and move_count > 1
+        ):
             if quiet:
                 if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * d_plies * d_plies:
                     continue
@@ -637,11 +802,23 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             # a capture that loses material by SEE is tried after the quiet moves and rarely
             # wins: LmrBadCaptures reduces it as a late quiet move (without its history)
             bad_capture = not quiet and picker[PICK_SCORE] < 0
-            if params[P_LMR] and d_plies >= sp[SP_LMR_MIN_DEPTH] and not in_check and not checks \
-                    and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0)):
-                r = late_move_reduction(ctx, d_plies, move_count,
-                                        picker[PICK_SCORE] if quiet else 0, pv_node, cut_node,
-                                        improving, tt_capture)
+            if (
+                params[P_LMR]
+                and d_plies >= sp[SP_LMR_MIN_DEPTH]
+                and not in_check
+                and not checks
+                and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0))
+            ):
+                r = late_move_reduction(
+                    ctx,
+                    d_plies,
+                    move_count,
+                    picker[PICK_SCORE] if quiet else 0,
+                    pv_node,
+                    cut_node,
+                    improving,
+                    tt_capture,
+                )
                 if new_depth - r * ONE_PLY < ONE_PLY:
                     r = (new_depth - ONE_PLY) // ONE_PLY
                     if r < 0:
@@ -674,7 +851,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     break
                 alpha = v
         if quiet and m != best_move and quiets_tried < QUIETS_KEPT:
-            ctx.quiets[ply, quiets_tried] = m    # penalised if a later move cuts off
+            ctx.quiets[ply, quiets_tried] = m  # penalised if a later move cuts off
             quiets_tried += 1
         elif not quiet and m != best_move and captures_tried < CAPTURES_KEPT:
             ctx.captures[ply, captures_tried] = m
@@ -683,8 +860,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     # ---- 7. the result: mated, or the history of a cutoff, the correction history, the TT
     if move_count == 0:
         if excluded != 0:
-            return alpha           # the left-out move is the only one: singular
-        return mated_in(ply)       # no legal move loses in shogi, in check or not
+            return alpha  # the left-out move is the only one: singular
+        return mated_in(ply)  # no legal move loses in shogi, in check or not
     if excluded != 0:
         ctx.path_dep[ply] = path_dep
         return best
@@ -697,9 +874,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
     ctx.path_dep[ply] = path_dep
     if osl_unproven(ctx, osl, bound):
-        return best                # a restricted search did not prove this bound
+        return best  # a restricted search did not prove this bound
     if path_dep:
-        bound = BOUND_NONE         # a score of this path only: keep the move, not the value
+        bound = BOUND_NONE  # a score of this path only: keep the move, not the value
     elif not in_check:
         _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies)
     store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, depth, bound, params[P_GENERATION])
@@ -713,7 +890,7 @@ def root_search(pos, ctx, alpha, beta, depth):
     Returns the best score (a fail-low returns <= alpha).  On stop, S_ABORTED is set and
     S_ROOT_DONE tells how many moves were finished."""
     params = ctx.params
-    YES = np.int64(1)   # typed, not literal, arguments for the recursive calls
+    YES = np.int64(1)  # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
     ONE = np.int64(1)
     ctx.stats[S_ABORTED] = 0
@@ -779,8 +956,16 @@ def root_search(pos, ctx, alpha, beta, depth):
         bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if best > alpha_in else BOUND_UPPER)
         if path_dep:
             bound = BOUND_NONE
-        store(ctx.tt, key, ctx.root_moves[0], value_to_tt(best, 0),
-              EVAL_NONE if in_check else evaluate(pos), depth, bound, params[P_GENERATION])
+        store(
+            ctx.tt,
+            key,
+            ctx.root_moves[0],
+            value_to_tt(best, 0),
+            EVAL_NONE if in_check else evaluate(pos),
+            depth,
+            bound,
+            params[P_GENERATION],
+        )
     return best
 
 

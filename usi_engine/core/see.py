@@ -7,13 +7,30 @@ time; sliders behind a piece that captured join in (x-rays).  Pins and drops are
 drop cannot capture.  Squares of pieces that already took part are marked on the board with
 SEE_GONE for the duration of the call and restored before it returns.
 """
-from .types import (jit, BLACK, PAWN, KING, GOLD, PROMOTED, KNIGHT, base_type, move_to,
-                    move_from, moved_piece, is_promotion, make_piece, color_of, type_of, file_of)
+
+from .types import (
+    jit,
+    BLACK,
+    PAWN,
+    KING,
+    GOLD,
+    PROMOTED,
+    KNIGHT,
+    base_type,
+    move_to,
+    move_from,
+    moved_piece,
+    is_promotion,
+    make_piece,
+    color_of,
+    type_of,
+    file_of,
+)
 from .attacks import RAY, RAY_LEN, OPPOSITE, NEAR_MASK, SLIDE_MASK, KNIGHT_TO
 from .weights import TYPE_VALUE, HAND_VALUE
 
-SEE_GONE = 64          # flag on a board square: its piece already went to the exchange
-SEE_BUF = 128          # scratch: gains in [0, 64), marked squares in [64, 128)
+SEE_GONE = 64  # flag on a board square: its piece already went to the exchange
+SEE_BUF = 128  # scratch: gains in [0, 64), marked squares in [64, 128)
 _MAX_SWAPS = 60
 
 
@@ -36,9 +53,9 @@ def _least_valuable_attacker(board, to, side):
     """(square, piece) of side's cheapest piece attacking `to`, (-1, 0) if none.  Squares
     marked SEE_GONE count as empty."""
     # a pawn, the cheapest piece there is, can attack from one square only: look there first
-    behind = to + (1 if side == BLACK else -1)        # one rank nearer `side`
+    behind = to + (1 if side == BLACK else -1)  # one rank nearer `side`
     pawn = make_piece(PAWN, side)
-    if file_of(behind) == file_of(to) and board[behind] == pawn:    # not marked SEE_GONE
+    if file_of(behind) == file_of(to) and board[behind] == pawn:  # not marked SEE_GONE
         return behind, pawn
     best_sq = -1
     best_p = 0
@@ -97,7 +114,7 @@ def see(board, m, buf):
         d += 1
         a = type_of(p)
         gain = on_to
-        if a < GOLD and (_in_zone(side, to) or _in_zone(side, s)):   # recapture and promote
+        if a < GOLD and (_in_zone(side, to) or _in_zone(side, s)):  # recapture and promote
             gain += TYPE_VALUE[a + PROMOTED] - TYPE_VALUE[a]
             a += PROMOTED
         buf[d] = gain - buf[d - 1]

@@ -7,24 +7,33 @@ df-pn, in dfpn.py.
 Scratch buffers: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an int32 array of at
 least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
 """
+
 import numba
 from numba import int32
 
 from .types import jit, MAX_MOVES, is_drop, move_to, move_from, moved_piece_after, color_of
-from .attacks import (is_attacked, count_checkers, piece_attacks, attacks_along, RAY, RAY_LEN,
-                      LINE_DIR, LINE_DIST)
+from .attacks import (
+    is_attacked,
+    count_checkers,
+    piece_attacks,
+    attacks_along,
+    RAY,
+    RAY_LEN,
+    LINE_DIR,
+    LINE_DIST,
+)
 from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING
 from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
-MATE1_BUF_SIZE = MAX_MOVES + 8        # scratch size for mate_in_1
-MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE   # ... and for mate_in_3
+MATE1_BUF_SIZE = MAX_MOVES + 8  # scratch size for mate_in_1
+MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE  # ... and for mate_in_3
 
 # free[d] in mate_in_1, of the king's neighbour in direction d on the board before the
 # check (the king lifted): one of these, or the square of a piece of ours that attacks it
-ESCAPE_UNKNOWN = -2    # not looked at yet
-ESCAPE_FREE = -1       # none of our pieces attacks it
+ESCAPE_UNKNOWN = -2  # not looked at yet
+ESCAPE_FREE = -1  # none of our pieces attacks it
 
 
 @jit(int32(POS_TYPE, int32[::1]))
@@ -32,7 +41,7 @@ def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0.
     `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
     checks = buf[:MAX_MOVES]
-    free = buf[MAX_MOVES:MAX_MOVES + 8]
+    free = buf[MAX_MOVES : MAX_MOVES + 8]
     n = generate_checks(pos, checks)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
@@ -42,7 +51,7 @@ def mate_in_1(pos, buf):
         m = checks[i]
         if _king_escapes(pos.board, m, eksq, us, free):
             continue
-        do_move(pos, m)          # the king cannot step away: can another piece answer?
+        do_move(pos, m)  # the king cannot step away: can another piece answer?
         mated = not can_capture_or_block(pos, 1 - us, eksq)
         undo_move(pos)
         if mated:
@@ -78,8 +87,8 @@ def _king_escapes(board, m, eksq, us, free):
         e = RAY[eksq, d, 0]
         q = board[e]
         if q != 0 and color_of(q) != us:
-            continue                      # one of the king's own pieces stands there
-        if free[d] == ESCAPE_UNKNOWN:     # ask the board before m (the king still lifted)
+            continue  # one of the king's own pieces stands there
+        if free[d] == ESCAPE_UNKNOWN:  # ask the board before m (the king still lifted)
             board[to] = captured
             if not drop:
                 board[frm] = moving
@@ -90,8 +99,7 @@ def _king_escapes(board, m, eksq, us, free):
             board[to] = after
         a = free[d]
         if a == ESCAPE_FREE:
-            covered = piece_attacks(board, to, after, e) or \
-                (not drop and _line_through(board, frm, e, us))
+            covered = piece_attacks(board, to, after, e) or (not drop and _line_through(board, frm, e, us))
         elif a != frm and not _between(e, to, a):
             covered = True
         else:
@@ -125,8 +133,8 @@ def mate_in_3(pos, buf):
     """A check such that every reply is met by a mate in one (or that mates at once), or 0.
     `buf`: int32 scratch of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8)."""
     checks = buf[:MAX_MOVES]
-    evasions = buf[MAX_MOVES:2 * MAX_MOVES]
-    rest = buf[2 * MAX_MOVES:]
+    evasions = buf[MAX_MOVES : 2 * MAX_MOVES]
+    rest = buf[2 * MAX_MOVES :]
     n = generate_checks(pos, checks)
     # mates in one first
     for i in range(n):

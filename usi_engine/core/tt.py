@@ -7,6 +7,7 @@ An entry is three uint64 words: [key ^ d0 ^ d1, d0, d1] with
 so a torn write from another search thread fails the key check instead of lying.
 Depth is in half plies.  Mate scores are stored relative to the node (see value_to_tt).
 """
+
 import numpy as np
 
 from .types import jit
@@ -18,9 +19,9 @@ BOUND_EXACT = 3
 BUCKET = 4
 ENTRY_BYTES = 24
 
-EVAL_NONE = -32768         # the stored static eval when there is none (in check, mate found)
+EVAL_NONE = -32768  # the stored static eval when there is none (in check, mate found)
 VALUE_MATE = 32000
-VALUE_MATE_IN_MAX = VALUE_MATE - 256    # beyond this a score is a mate score
+VALUE_MATE_IN_MAX = VALUE_MATE - 256  # beyond this a score is a mate score
 
 U20 = np.uint64(0xFFFFF)
 U16 = np.uint64(0xFFFF)
@@ -121,8 +122,13 @@ def store(tt, key, move, value, ev, depth, bound, generation):
         move1 = np.uint64(move)
     if depth < 0:
         depth = 0
-    d0 = move1 | (move2 << np.uint64(20)) | (np.uint64(depth & 255) << np.uint64(40)) | \
-        (np.uint64(bound) << np.uint64(48)) | (np.uint64(generation & 255) << np.uint64(50))
+    d0 = (
+        move1
+        | (move2 << np.uint64(20))
+        | (np.uint64(depth & 255) << np.uint64(40))
+        | (np.uint64(bound) << np.uint64(48))
+        | (np.uint64(generation & 255) << np.uint64(50))
+    )
     d1 = np.uint64((value + 32768) & 0xFFFF) | (np.uint64((ev + 32768) & 0xFFFF) << np.uint64(16))
     tt[slot, 1] = d0
     tt[slot, 2] = d1

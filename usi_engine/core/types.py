@@ -10,9 +10,10 @@ Moves are int32: ``to | from << 7 | promote << 14 | piece << 15``.  ``from`` is 
 0..80, or ``DROP_BASE + piece_type`` for a drop (82..88).  ``piece`` is the coloured piece
 that moves, before promotion, so history tables index a move without looking at the board.
 """
+
 import numpy as np
 
-from .jit import jit    # the hot code's decorator (core/jit.py), imported from here by every module
+from .jit import jit  # the hot code's decorator (core/jit.py), imported from here by every module
 
 
 NSQ = 81
@@ -23,26 +24,26 @@ WHITE = 1
 NO_PIECE = 0
 PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING = 1, 2, 3, 4, 5, 6, 7, 8
 PRO_PAWN, PRO_LANCE, PRO_KNIGHT, PRO_SILVER, HORSE, DRAGON = 9, 10, 11, 12, 13, 14
-PROMOTED = 8          # added to a base type to promote it
-WHITE_BIT = 16        # added to a type for a white piece
-PIECE_NB = 32         # size of tables indexed by coloured piece
-HAND_NB = 8           # hands[color, PAWN..GOLD]; index 0 unused
+PROMOTED = 8  # added to a base type to promote it
+WHITE_BIT = 16  # added to a type for a white piece
+PIECE_NB = 32  # size of tables indexed by coloured piece
+HAND_NB = 8  # hands[color, PAWN..GOLD]; index 0 unused
 
 # move encoding
 MOVE_NONE = 0
-MOVE_NULL = (1 << 7) | 1          # from == to: never a real move
-DROP_BASE = 81                    # from = DROP_BASE + piece type for a drop
-FROM_NB = DROP_BASE + HAND_NB     # size of the from-or-drop axis of butterfly tables
+MOVE_NULL = (1 << 7) | 1  # from == to: never a real move
+DROP_BASE = 81  # from = DROP_BASE + piece type for a drop
+FROM_NB = DROP_BASE + HAND_NB  # size of the from-or-drop axis of butterfly tables
 PROMOTE_FLAG = 1 << 14
 
 # limits
-MAX_MOVES = 600                   # the most legal moves known in shogi is 593
-MAX_PLY = 128                     # search depth limit (plies from the root)
-MAX_HISTORY = 4096                # game plies + search plies kept in the key history
+MAX_MOVES = 600  # the most legal moves known in shogi is 593
+MAX_PLY = 128  # search depth limit (plies from the root)
+MAX_HISTORY = 4096  # game plies + search plies kept in the key history
 
 # usi letters
-PIECE_LETTERS = "?PLNSBRGK"       # index by base type 1..8
-HAND_ORDER = (ROOK, BISHOP, GOLD, SILVER, KNIGHT, LANCE, PAWN)   # SFEN hand order
+PIECE_LETTERS = "?PLNSBRGK"  # index by base type 1..8
+HAND_ORDER = (ROOK, BISHOP, GOLD, SILVER, KNIGHT, LANCE, PAWN)  # SFEN hand order
 MAX_IN_HAND = np.array([0, 18, 4, 4, 4, 2, 2, 4, 0], dtype=np.int8)
 
 
@@ -136,4 +137,3 @@ def parse_square(text: str) -> int:
     if len(text) != 2 or text[0] not in "123456789" or text[1] not in "abcdefghi":
         raise ValueError(f"bad square {text!r}")
     return (int(text[0]) - 1) * 9 + "abcdefghi".index(text[1])
-

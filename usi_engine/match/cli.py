@@ -16,8 +16,15 @@ from typing import Any, Mapping, Optional, Sequence
 from ..cluster import ClusterError
 from ..progress import StatusLine
 from .play import run_match
-from .config import (EngineSpec, MatchConfig, Opening, TimeControl, load_openings, random_openings,
-                     unique_names)
+from .config import (
+    EngineSpec,
+    MatchConfig,
+    Opening,
+    TimeControl,
+    load_openings,
+    random_openings,
+    unique_names,
+)
 from .records import GameRecord
 from .results import MatchResult
 from .stats import Sprt, parse_pentanomial
@@ -55,73 +62,144 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="usi-engine match", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--engine", action="append", nargs="+", metavar="KEY=VALUE", default=[],
-                   help="an engine: cmd=CMD [name=NAME] [dir=DIR] [option.NAME=VALUE ...] "
-                        "[byoyomi=MS time=MS inc=MS nodes=N depth=N]; repeat for each engine")
+    p = argparse.ArgumentParser(
+        prog="usi-engine match",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--engine",
+        action="append",
+        nargs="+",
+        metavar="KEY=VALUE",
+        default=[],
+        help="an engine: cmd=CMD [name=NAME] [dir=DIR] [option.NAME=VALUE ...] "
+        "[byoyomi=MS time=MS inc=MS nodes=N depth=N]; repeat for each engine",
+    )
     p.add_argument("--config", metavar="FILE", help="INI or JSON file with engines and settings")
     p.add_argument("--games", type=int, help="games per pair of engines (default 10)")
-    p.add_argument("--concurrency", type=int,
-                   help=f"games played at the same time (default: cores = {os.cpu_count()})")
+    p.add_argument(
+        "--concurrency", type=int, help=f"games played at the same time (default: cores = {os.cpu_count()})"
+    )
     p.add_argument("--byoyomi", type=int, metavar="MS", help="byoyomi per move in ms")
     p.add_argument("--time", type=int, metavar="MS", help="main time per game in ms")
     p.add_argument("--inc", type=int, metavar="MS", help="Fischer increment per move in ms")
     p.add_argument("--nodes", type=int, metavar="N", help="node limit per move (go nodes N)")
     p.add_argument("--depth", type=int, metavar="N", help="depth limit per move (go depth N)")
-    p.add_argument("--margin", type=int, metavar="MS",
-                   help="extra time allowed before a move loses on time (default 300)")
-    p.add_argument("--hang-timeout", type=int, metavar="MS",
-                   help="after the time is up, wait this long after 'stop' before an engine "
-                        "counts as hung and is killed (default 5000)")
-    p.add_argument("--move-timeout", type=int, metavar="MS",
-                   help="longest move with no clock (nodes/depth only) (default 60000)")
-    p.add_argument("--ready-timeout", type=float, metavar="S",
-                   help="wait for usiok/readyok, e.g. numba compilation (default 120)")
-    p.add_argument("--openings", metavar="FILE",
-                   help="openings, one per line: startpos|sfen SFEN|SFEN [moves ...]")
-    p.add_argument("--opening-start", type=int, metavar="N",
-                   help="begin with the N-th opening (from 1) and wrap around: a continued "
-                        "test (--sprt-prior) starts where its earlier runs stopped")
-    p.add_argument("--random-openings", type=int, metavar="PLIES",
-                   help="random balanced openings of PLIES random legal moves")
+    p.add_argument(
+        "--margin",
+        type=int,
+        metavar="MS",
+        help="extra time allowed before a move loses on time (default 300)",
+    )
+    p.add_argument(
+        "--hang-timeout",
+        type=int,
+        metavar="MS",
+        help="after the time is up, wait this long after 'stop' before an engine "
+        "counts as hung and is killed (default 5000)",
+    )
+    p.add_argument(
+        "--move-timeout",
+        type=int,
+        metavar="MS",
+        help="longest move with no clock (nodes/depth only) (default 60000)",
+    )
+    p.add_argument(
+        "--ready-timeout",
+        type=float,
+        metavar="S",
+        help="wait for usiok/readyok, e.g. numba compilation (default 120)",
+    )
+    p.add_argument(
+        "--openings", metavar="FILE", help="openings, one per line: startpos|sfen SFEN|SFEN [moves ...]"
+    )
+    p.add_argument(
+        "--opening-start",
+        type=int,
+        metavar="N",
+        help="begin with the N-th opening (from 1) and wrap around: a continued "
+        "test (--sprt-prior) starts where its earlier runs stopped",
+    )
+    p.add_argument(
+        "--random-openings",
+        type=int,
+        metavar="PLIES",
+        help="random balanced openings of PLIES random legal moves",
+    )
     p.add_argument("--max-moves", type=int, metavar="N", help="draw after N plies (default 256)")
-    p.add_argument("--sprt", nargs="+", type=float, metavar="X",
-                   help="ELO0 ELO1 [ALPHA BETA]: stop when the SPRT of the first engine "
-                        "decides (alpha = beta = 0.05 by default)")
-    p.add_argument("--sprt-prior", metavar="PAIRS",
-                   help="pair counts N-N-N-N-N of earlier runs of the same test, as the progress "
-                        "line prints them: the SPRT adds them to this run's, so a test stopped "
-                        "at --games goes on where it was")
-    p.add_argument("--gauntlet", action="store_true", default=None,
-                   help="with 3+ engines: the first plays each other (default round robin)")
-    p.add_argument("--out", metavar="DIR",
-                   help="directory for games/, logs/, summary.json "
-                        "(default match-results/<date-time>)")
+    p.add_argument(
+        "--sprt",
+        nargs="+",
+        type=float,
+        metavar="X",
+        help="ELO0 ELO1 [ALPHA BETA]: stop when the SPRT of the first engine "
+        "decides (alpha = beta = 0.05 by default)",
+    )
+    p.add_argument(
+        "--sprt-prior",
+        metavar="PAIRS",
+        help="pair counts N-N-N-N-N of earlier runs of the same test, as the progress "
+        "line prints them: the SPRT adds them to this run's, so a test stopped "
+        "at --games goes on where it was",
+    )
+    p.add_argument(
+        "--gauntlet",
+        action="store_true",
+        default=None,
+        help="with 3+ engines: the first plays each other (default round robin)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for games/, logs/, summary.json (default match-results/<date-time>)",
+    )
     p.add_argument("--seed", type=int, help="seed of the random openings")
     p.add_argument("--event", help="event name written to the records")
-    p.add_argument("--ponder", action="store_true", default=None,
-                   help="engines think on the opponent's time as in a GUI: USI_Ponder=true, "
-                        "'go ponder' on the engine's ponder move after its bestmove, "
-                        "'ponderhit' when the opponent plays it (the clock runs from there), "
-                        "else 'stop', the answer discarded, and a normal 'go'")
-    p.add_argument("--ray", metavar="ADDRESS",
-                   help="play the games on a Ray cluster: ADDRESS of its head (host:6379 or "
-                        "ray://host:10001), 'auto' (the cluster 'ray start' made here) or "
-                        "'local' (a new one on this machine); see docs/scaling.md")
-    p.add_argument("--ray-working-dir", metavar="DIR",
-                   help="with --ray: ship DIR to every node; engines run there (so "
-                        "cmd=\"python -m usi_engine\" runs this checkout on each node)")
-    p.add_argument("--ray-cpus-per-game", type=float, metavar="N",
-                   help="with --ray: CPUs a game reserves on its node (default 1)")
+    p.add_argument(
+        "--ponder",
+        action="store_true",
+        default=None,
+        help="engines think on the opponent's time as in a GUI: USI_Ponder=true, "
+        "'go ponder' on the engine's ponder move after its bestmove, "
+        "'ponderhit' when the opponent plays it (the clock runs from there), "
+        "else 'stop', the answer discarded, and a normal 'go'",
+    )
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play the games on a Ray cluster: ADDRESS of its head (host:6379 or "
+        "ray://host:10001), 'auto' (the cluster 'ray start' made here) or "
+        "'local' (a new one on this machine); see docs/scaling.md",
+    )
+    p.add_argument(
+        "--ray-working-dir",
+        metavar="DIR",
+        help="with --ray: ship DIR to every node; engines run there (so "
+        'cmd="python -m usi_engine" runs this checkout on each node)',
+    )
+    p.add_argument(
+        "--ray-cpus-per-game",
+        type=float,
+        metavar="N",
+        help="with --ray: CPUs a game reserves on its node (default 1)",
+    )
     p.add_argument("--quiet", action="store_true", default=None, help="no progress line")
     return p
 
 
 DEFAULTS: dict[str, Any] = {
-    "games": 10, "margin": 300, "hang_timeout": 5000,
-    "move_timeout": 60000, "ready_timeout": 120.0, "max_moves": 256, "gauntlet": False,
-    "quiet": False, "event": "usi_engine match", "ponder": False,
+    "games": 10,
+    "margin": 300,
+    "hang_timeout": 5000,
+    "move_timeout": 60000,
+    "ready_timeout": 120.0,
+    "max_moves": 256,
+    "gauntlet": False,
+    "quiet": False,
+    "event": "usi_engine match",
+    "ponder": False,
 }
 
 
@@ -152,14 +230,16 @@ def engine_from_fields(fields: Mapping[str, Any], flags: Mapping[str, Any]) -> E
         raise ValueError(f"engine without cmd=: {dict(fields)}")
     raw = fields["cmd"]
     cmd = list(raw) if isinstance(raw, list) else shlex.split(str(raw))
-    options = {k[len("option."):]: str(v) for k, v in fields.items() if k.startswith("option.")}
+    options = {k[len("option.") :]: str(v) for k, v in fields.items() if k.startswith("option.")}
     options.update({str(k): str(v) for k, v in dict(fields.get("options", {})).items()})
-    tc = TimeControl(**{attr: int(fields.get(key, flags.get(key) or 0) or 0)
-                        for key, attr in TC_KEYS.items()})
+    tc = TimeControl(
+        **{attr: int(fields.get(key, flags.get(key) or 0) or 0) for key, attr in TC_KEYS.items()}
+    )
     cwd = fields.get("dir")
     ponder = _truth(fields.get("ponder", flags.get("ponder", False)))
-    return EngineSpec(cmd, str(fields.get("name") or default_name(cmd)), options, tc,
-                      str(cwd) if cwd else None, ponder)
+    return EngineSpec(
+        cmd, str(fields.get("name") or default_name(cmd)), options, tc, str(cwd) if cwd else None, ponder
+    )
 
 
 def _truth(value: Any) -> bool:
@@ -191,7 +271,7 @@ def load_config(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             settings = {k.replace("-", "_"): _ini_value(k, v) for k, v in ini[section].items()}
         elif section.startswith("engine"):
             fields = dict(ini[section])
-            fields.setdefault("name", section[len("engine"):].strip() or "")
+            fields.setdefault("name", section[len("engine") :].strip() or "")
             engines.append(fields)
     return settings, engines
 
@@ -220,17 +300,15 @@ def merged_settings(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict
             file_settings, engines = load_config(args.config)
         except OSError as exc:
             raise ValueError(f"{args.config}: {exc.strerror or exc}") from None
-        except (ValueError, configparser.Error) as exc:     # JSON, INI or UTF-8 errors
+        except (ValueError, configparser.Error) as exc:  # JSON, INI or UTF-8 errors
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ValueError(f"{args.config}: not a match config ({first[:200]})") from None
         if not file_settings and not engines:
             raise ValueError(f"{args.config}: empty config (no settings, no engine)")
         settings.update(file_settings)
-    settings.update({k: v for k, v in vars(args).items()
-                     if v is not None and k not in ("engine", "config")})
+    settings.update({k: v for k, v in vars(args).items() if v is not None and k not in ("engine", "config")})
     engines += [parse_engine_tokens(tokens) for tokens in args.engine]
-    if not any(settings.get(k) for k in TC_KEYS) and not any(
-            any(e.get(k) for k in TC_KEYS) for e in engines):
+    if not any(settings.get(k) for k in TC_KEYS) and not any(any(e.get(k) for k in TC_KEYS) for e in engines):
         settings["byoyomi"] = 1000  # nothing given: 1 s per move
     return settings, engines
 
@@ -304,19 +382,27 @@ def build_config(args: argparse.Namespace) -> tuple[MatchConfig, bool]:
     for spec, name in zip(engines, unique_names(e.name for e in engines)):
         spec.name = name
     out_dir = settings.get("out") or os.path.join(
-        "match-results", dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
+        "match-results", dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    )
     config = MatchConfig(
-        engines=engines, games=int(settings["games"]), concurrency=concurrency(settings),
-        openings=make_openings(settings), max_moves=int(settings["max_moves"]),
-        margin_ms=int(settings["margin"]), hang_timeout_ms=int(settings["hang_timeout"]),
+        engines=engines,
+        games=int(settings["games"]),
+        concurrency=concurrency(settings),
+        openings=make_openings(settings),
+        max_moves=int(settings["max_moves"]),
+        margin_ms=int(settings["margin"]),
+        hang_timeout_ms=int(settings["hang_timeout"]),
         move_timeout_ms=int(settings["move_timeout"]),
-        ready_timeout_s=float(settings["ready_timeout"]), gauntlet=bool(settings["gauntlet"]),
+        ready_timeout_s=float(settings["ready_timeout"]),
+        gauntlet=bool(settings["gauntlet"]),
         opening_start=opening_start(settings),
         sprt=make_sprt(settings.get("sprt"), settings.get("sprt_prior")),
-        out_dir=str(out_dir), event=str(settings["event"]),
+        out_dir=str(out_dir),
+        event=str(settings["event"]),
         ray_address=settings.get("ray") or None,
         ray_working_dir=settings.get("ray_working_dir") or None,
-        ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0))
+        ray_cpus_per_game=float(settings.get("ray_cpus_per_game") or 1.0),
+    )
     return config, bool(settings["quiet"])
 
 
@@ -329,15 +415,20 @@ class Progress(StatusLine):
             return
         line = result.progress_line()
         assert game.outcome is not None
-        self.show(line, f"{line}  (game {game.index}: {game.black} vs {game.white} "
-                        f"{game.outcome.result_str} {game.outcome.reason.value})")
+        self.show(
+            line,
+            f"{line}  (game {game.index}: {game.black} vs {game.white} "
+            f"{game.outcome.result_str} {game.outcome.reason.value})",
+        )
 
 
 def describe(config: MatchConfig) -> str:
     where = f", on Ray at {config.ray_address}" if config.ray_address else ""
     games_at_once = config.concurrency or "cluster CPUs"
-    lines = [f"Match: {len(config.engines)} engines, {config.games} games per pair, "
-             f"{len(config.openings)} openings, concurrency {games_at_once}{where}"]
+    lines = [
+        f"Match: {len(config.engines)} engines, {config.games} games per pair, "
+        f"{len(config.openings)} openings, concurrency {games_at_once}{where}"
+    ]
     for e in config.engines:
         opts = " ".join(f"{k}={v}" for k, v in e.options.items())
         ponder = ", ponder" if e.ponder else ""
@@ -355,8 +446,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         config, quiet = build_config(args)
     except (ValueError, OSError) as exc:
-        parser.exit(2, f"match.py: error: {exc}\n")     # one line, nothing written
-    if not config.ray_address:           # on a cluster the engines start on other machines
+        parser.exit(2, f"match.py: error: {exc}\n")  # one line, nothing written
+    if not config.ray_address:  # on a cluster the engines start on other machines
         for spec in config.engines:
             problem = command_problem(spec.cmd, spec.cwd)
             if problem is not None:
@@ -364,8 +455,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(describe(config), flush=True)
     # Ctrl-C (and SIGTERM) stop the match but keep the finished games; install the
     # handler explicitly, a shell may have started us with SIGINT ignored.
-    previous = (signal.signal(signal.SIGINT, signal.default_int_handler),
-                signal.signal(signal.SIGTERM, _terminate))
+    previous = (
+        signal.signal(signal.SIGINT, signal.default_int_handler),
+        signal.signal(signal.SIGTERM, _terminate),
+    )
     progress = Progress(quiet)
     try:
         result = run_match(config, progress)

@@ -87,11 +87,11 @@ class MatchConfig:
     move_timeout_ms: int = 60000
     ready_timeout_s: float = 120.0
     gauntlet: bool = False
-    opening_start: int = 0                 # index of the first pair's opening (wraps around)
+    opening_start: int = 0  # index of the first pair's opening (wraps around)
     sprt: Optional[Sprt] = None
     out_dir: Optional[str] = None
     event: str = "usi_engine match"
-    ray_address: Optional[str] = None      # play on a Ray cluster (see raycluster.py)
+    ray_address: Optional[str] = None  # play on a Ray cluster (see raycluster.py)
     ray_working_dir: Optional[str] = None  # shipped to the nodes, the engines' directory
     ray_cpus_per_game: float = 1.0
 
@@ -109,7 +109,7 @@ def parse_opening_line(line: str) -> Optional[Opening]:
     moves: list[str] = []
     if "moves" in tokens:
         cut = tokens.index("moves")
-        tokens, moves = tokens[:cut], tokens[cut + 1:]
+        tokens, moves = tokens[:cut], tokens[cut + 1 :]
     if tokens == ["startpos"]:
         sfen = shogi.STARTING_SFEN
     else:
@@ -120,7 +120,7 @@ def parse_opening_line(line: str) -> Optional[Opening]:
         if len(tokens) != 4:
             raise ValueError(f"bad opening line: {line.strip()!r}")
         sfen = " ".join(tokens)
-    Referee(sfen, moves, max_moves=10 ** 9)  # raises ValueError if illegal
+    Referee(sfen, moves, max_moves=10**9)  # raises ValueError if illegal
     return Opening(sfen, tuple(moves))
 
 
@@ -141,9 +141,20 @@ def load_openings(path: str) -> list[Opening]:
 
 
 PIECE_VALUES = {
-    shogi.PAWN: 1, shogi.LANCE: 3, shogi.KNIGHT: 4, shogi.SILVER: 5, shogi.GOLD: 6,
-    shogi.BISHOP: 8, shogi.ROOK: 10, shogi.KING: 0, shogi.PROM_PAWN: 6, shogi.PROM_LANCE: 6,
-    shogi.PROM_KNIGHT: 6, shogi.PROM_SILVER: 6, shogi.PROM_BISHOP: 10, shogi.PROM_ROOK: 12,
+    shogi.PAWN: 1,
+    shogi.LANCE: 3,
+    shogi.KNIGHT: 4,
+    shogi.SILVER: 5,
+    shogi.GOLD: 6,
+    shogi.BISHOP: 8,
+    shogi.ROOK: 10,
+    shogi.KING: 0,
+    shogi.PROM_PAWN: 6,
+    shogi.PROM_LANCE: 6,
+    shogi.PROM_KNIGHT: 6,
+    shogi.PROM_SILVER: 6,
+    shogi.PROM_BISHOP: 10,
+    shogi.PROM_ROOK: 12,
 }
 
 
@@ -160,8 +171,7 @@ def material_balance(board: shogi.Board) -> int:
     return total
 
 
-def random_opening(plies: int, rng: random.Random, max_imbalance: int = 2,
-                   tries: int = 10000) -> Opening:
+def random_opening(plies: int, rng: random.Random, max_imbalance: int = 2, tries: int = 10000) -> Opening:
     """``plies`` random legal moves from the start; rejects unbalanced or decided positions."""
     for _ in range(tries):
         board = shogi.Board()
@@ -173,8 +183,12 @@ def random_opening(plies: int, rng: random.Random, max_imbalance: int = 2,
             move = rng.choice(legal)
             board.push(move)
             moves.append(move.usi())
-        if (len(moves) == plies and not board.is_check() and not board.is_game_over()
-                and abs(material_balance(board)) <= max_imbalance):
+        if (
+            len(moves) == plies
+            and not board.is_check()
+            and not board.is_game_over()
+            and abs(material_balance(board)) <= max_imbalance
+        ):
             return Opening(shogi.STARTING_SFEN, tuple(moves))
     raise RuntimeError(f"no balanced random opening of {plies} plies found")
 

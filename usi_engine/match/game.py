@@ -57,8 +57,9 @@ def go_command(clocks: tuple[GameClock, GameClock], side: int, ponder: bool = Fa
 class Player:
     """An engine as seen by one worker: a process started on demand and reused."""
 
-    def __init__(self, spec: EngineSpec, log: EngineLog, tag: str, abort: threading.Event,
-                 ready_timeout_s: float) -> None:
+    def __init__(
+        self, spec: EngineSpec, log: EngineLog, tag: str, abort: threading.Event, ready_timeout_s: float
+    ) -> None:
         self.spec = spec
         self.log = log
         self.tag = tag
@@ -67,7 +68,7 @@ class Player:
         self.proc: Optional[UsiProcess] = None
         self.starts = 0
         self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
-        self.applied: dict[str, str] = {}       # options the process has been given
+        self.applied: dict[str, str] = {}  # options the process has been given
 
     def new_game(self, options: Optional[dict[str, str]] = None) -> UsiProcess:
         """A ready process (started or restarted if needed) that got ``usinewgame``.
@@ -79,8 +80,9 @@ class Player:
         if self.proc is None or not self.proc.alive:
             self.discard()
             self.starts += 1
-            self.proc = UsiProcess(self.spec.cmd, self.log, f"{self.tag}#{self.starts}",
-                                   self.spec.cwd, self.abort)
+            self.proc = UsiProcess(
+                self.spec.cmd, self.log, f"{self.tag}#{self.starts}", self.spec.cwd, self.abort
+            )
             self.proc.open(wanted, self.ready_timeout_s)
         else:
             self.proc.setoptions({k: v for k, v in wanted.items() if self.applied.get(k) != v})
@@ -120,9 +122,11 @@ def _failure(ref: Referee, exc: EngineError, loser: Optional[int] = None) -> Out
     return ref.forfeit(reason, str(exc), loser)
 
 
-def _start_players(players: tuple[Player, Player], ref: Referee,
-                   options: tuple[Optional[dict[str, str]], Optional[dict[str, str]]] = (None, None)
-                   ) -> Optional[Outcome]:
+def _start_players(
+    players: tuple[Player, Player],
+    ref: Referee,
+    options: tuple[Optional[dict[str, str]], Optional[dict[str, str]]] = (None, None),
+) -> Optional[Outcome]:
     """Get both engines ready (with these per-side option overrides); an engine that
     fails to start loses."""
     for side in (BLACK, WHITE):
@@ -134,8 +138,9 @@ def _start_players(players: tuple[Player, Player], ref: Referee,
     return None
 
 
-def _think(player: Player, ref: Referee, clocks: tuple[GameClock, GameClock],
-           settings: GameSettings) -> tuple[Optional[Outcome], Optional[MoveRecord], Optional[str]]:
+def _think(
+    player: Player, ref: Referee, clocks: tuple[GameClock, GameClock], settings: GameSettings
+) -> tuple[Optional[Outcome], Optional[MoveRecord], Optional[str]]:
     """Ask the side to move for its move: (outcome if the game ends, the move played,
     the engine's ponder move).
 
@@ -169,8 +174,14 @@ def _think(player: Player, ref: Referee, clocks: tuple[GameClock, GameClock],
         player.discard()
         return _failure(ref, exc), None, None
     if allowed is not None and result.elapsed_ms > allowed + settings.margin_ms:
-        return ref.forfeit(Reason.TIME_LOSS, f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms "
-                                             f"+ {settings.margin_ms} ms margin"), None, None
+        return (
+            ref.forfeit(
+                Reason.TIME_LOSS,
+                f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms + {settings.margin_ms} ms margin",
+            ),
+            None,
+            None,
+        )
     if allowed is None and result.elapsed_ms > settings.move_timeout_ms:
         return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None, None
     clocks[side].consume(result.elapsed_ms)
@@ -200,8 +211,9 @@ def _stop_pondering(player: Player, settings: GameSettings) -> Optional[tuple[Re
     return Reason.TIMEOUT, f"no bestmove {settings.hang_timeout_ms} ms after stop"
 
 
-def _start_pondering(player: Player, ref: Referee, clocks: tuple[GameClock, GameClock],
-                     ponder: Optional[str]) -> Optional[Outcome]:
+def _start_pondering(
+    player: Player, ref: Referee, clocks: tuple[GameClock, GameClock], ponder: Optional[str]
+) -> Optional[Outcome]:
     """After the engine's move: ``go ponder`` on its expected reply (if legal)."""
     if not player.spec.ponder or not ponder or not ref.is_legal(ponder):
         return None
@@ -232,10 +244,18 @@ def _tell_result(players: tuple[Player, Player], outcome: Outcome) -> None:
 def play_game(game: ScheduledGame, players: tuple[Player, Player], settings: GameSettings) -> GameRecord:
     """Play one game; ``outcome`` of the record is None if the match was aborted."""
     ref = Referee(game.opening.sfen, game.opening.moves, settings.max_moves)
-    record = GameRecord(game.index, players[BLACK].spec.name, players[WHITE].spec.name,
-                        game.opening.sfen, [MoveRecord(m, book=True) for m in ref.moves],
-                        event=settings.event, black_engine=game.black, white_engine=game.white,
-                        opening=game.opening_index, pair=game.pair)
+    record = GameRecord(
+        game.index,
+        players[BLACK].spec.name,
+        players[WHITE].spec.name,
+        game.opening.sfen,
+        [MoveRecord(m, book=True) for m in ref.moves],
+        event=settings.event,
+        black_engine=game.black,
+        white_engine=game.white,
+        opening=game.opening_index,
+        pair=game.pair,
+    )
     clocks = (GameClock(players[BLACK].spec.tc), GameClock(players[WHITE].spec.tc))
     try:
         overrides = game.engine_options or {}

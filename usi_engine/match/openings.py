@@ -13,13 +13,14 @@ Opening ``i`` draws its random choices from ``(seed, i, attempt)`` alone, and th
 table is cleared before every search: the same judge and seed give the same suite, and a
 longer suite begins with the shorter one.
 """
+
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol, Sequence
 
-MAX_ATTEMPTS = 200      # openings in a row rejected as unbalanced: the settings are wrong
+MAX_ATTEMPTS = 200  # openings in a row rejected as unbalanced: the settings are wrong
 
 
 class Judge(Protocol):
@@ -44,6 +45,7 @@ class SuiteSettings:
 @dataclass(frozen=True)
 class Kept:
     """One opening of the suite and the judge's score of its final position."""
+
     index: int
     moves: tuple[str, ...]
     score: int
@@ -66,8 +68,9 @@ def choose_line(judge: Judge, rng: random.Random, settings: SuiteSettings) -> li
     return moves
 
 
-def make_suite(judge: Judge, settings: SuiteSettings,
-               progress: Callable[[Kept], None] | None = None) -> Iterator[Kept]:
+def make_suite(
+    judge: Judge, settings: SuiteSettings, progress: Callable[[Kept], None] | None = None
+) -> Iterator[Kept]:
     """Yield ``count`` balanced, distinct openings, in order.
 
     Raises RuntimeError after MAX_ATTEMPTS rejected lines in a row (a balance that no
@@ -89,30 +92,41 @@ def make_suite(judge: Judge, settings: SuiteSettings,
             yield kept
             break
         else:
-            raise RuntimeError(f"{MAX_ATTEMPTS} lines in a row were out of balance (|score| > "
-                               f"{settings.balance} cp) or repeated: widen --balance or "
-                               f"shorten --plies")
+            raise RuntimeError(
+                f"{MAX_ATTEMPTS} lines in a row were out of balance (|score| > "
+                f"{settings.balance} cp) or repeated: widen --balance or "
+                f"shorten --plies"
+            )
 
 
 class UsiJudge:
     """Any USI engine as the judge, at fixed depths (``go depth``), one thread, its
     table cleared (``usinewgame``) before every search."""
 
-    def __init__(self, command: str | Sequence[str], depth: int, check_depth: int,
-                 options: dict[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        depth: int,
+        check_depth: int,
+        options: dict[str, object] | None = None,
+    ) -> None:
         from ..api import Limit
         from ..usi import Client
+
         self.client = Client.popen(command, options or {})
         if "Threads" in self.client.engine_options and "Threads" not in (options or {}):
-            self.client.configure({"Threads": 1})      # one thread: the same lines each run
+            self.client.configure({"Threads": 1})  # one thread: the same lines each run
         self.limit, self.check_limit = Limit(depth=depth), Limit(depth=check_depth)
 
     def lines(self, moves: Sequence[str], multipv: int, deep: bool) -> list[tuple[str, int]]:
         self.client.new_game()
         position = "startpos moves " + " ".join(moves) if moves else "startpos"
         infos = self.client.analyse(position, self.check_limit if deep else self.limit, multipv)
-        return [(str(info.move), info.score.cp) for info in infos
-                if info.move is not None and info.score.cp is not None]
+        return [
+            (str(info.move), info.score.cp)
+            for info in infos
+            if info.move is not None and info.score.cp is not None
+        ]
 
     def close(self) -> None:
         self.client.close()
@@ -124,12 +138,14 @@ class OwnJudge:
 
     def __init__(self, depth: int, check_depth: int) -> None:
         from ..search.factory import make_searcher
+
         self.searcher = make_searcher(warmup=True)
         self.depth, self.check_depth = depth, check_depth
 
     def lines(self, moves: Sequence[str], multipv: int, deep: bool) -> list[tuple[str, int]]:
         import numpy as np
         from ..position import Position
+
         pos = Position()
         for move in moves:
             pos.push(move)
@@ -140,8 +156,14 @@ class OwnJudge:
                 found[info.multipv] = (info.pv[0], info.score_cp)
 
         self.searcher.new_game()
-        self.searcher.think(pos, depth=self.check_depth if deep else self.depth, nodes=None,
-                            multipv=multipv, stop=np.zeros(1, np.int32), on_iteration=keep)
+        self.searcher.think(
+            pos,
+            depth=self.check_depth if deep else self.depth,
+            nodes=None,
+            multipv=multipv,
+            stop=np.zeros(1, np.int32),
+            on_iteration=keep,
+        )
         return [found[k] for k in sorted(found)]
 
     def close(self) -> None:

@@ -62,8 +62,7 @@ class RemoteTable:
         return [log.drain() for log in self.logs]
 
 
-def connect(address: str, num_cpus: Optional[int] = None,
-            working_dir: Optional[str] = None) -> bool:
+def connect(address: str, num_cpus: Optional[int] = None, working_dir: Optional[str] = None) -> bool:
     """Join or start the cluster at ``address`` (:func:`usi_engine.cluster.connect`);
     True if this call connected (so the caller disconnects at the end).
 
@@ -72,9 +71,10 @@ def connect(address: str, num_cpus: Optional[int] = None,
     the engines at the same paths, and ``usi_engine`` is found through PYTHONPATH.
     """
     if working_dir:
-        runtime_env: dict[str, Any] = {"working_dir": working_dir,
-                                       "excludes": [".git", "__pycache__", "match-results",
-                                                    "*.log", ".venv"]}
+        runtime_env: dict[str, Any] = {
+            "working_dir": working_dir,
+            "excludes": [".git", "__pycache__", "match-results", "*.log", ".venv"],
+        }
     else:
         runtime_env = package_path_env(PACKAGE_ROOT)
     return connect_cluster(address, num_cpus=num_cpus, runtime_env=runtime_env)
@@ -94,7 +94,8 @@ class RayMatch(Match):
     def _new_actor(self) -> Any:
         self.actors_started += 1
         return self.remote_cls.options(num_cpus=self.cpus_per_game).remote(
-            self.config, f"r{self.actors_started}")
+            self.config, f"r{self.actors_started}"
+        )
 
     def _write_logs(self, logs: list[list[str]]) -> None:
         for log, lines in zip(self.logs, logs):
@@ -134,9 +135,16 @@ class RayMatch(Match):
             save_summary(self.config.out_dir, self.result)
         return self.result
 
-    def _finish(self, ref: Any, actor: Any, game: ScheduledGame, todo: collections.deque,
-                idle: list, counted: set[int],
-                on_game: Optional[Callable[[MatchResult, GameRecord], None]]) -> None:
+    def _finish(
+        self,
+        ref: Any,
+        actor: Any,
+        game: ScheduledGame,
+        todo: collections.deque,
+        idle: list,
+        counted: set[int],
+        on_game: Optional[Callable[[MatchResult, GameRecord], None]],
+    ) -> None:
         """Take one actor's answer: count its game, or requeue it if the actor died."""
         try:
             record, logs = ray.get(ref)
@@ -191,12 +199,19 @@ class RayMatch(Match):
                 ray.kill(actor)
 
 
-def run_match_ray(config: MatchConfig, address: str,
-                  on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None,
-                  working_dir: Optional[str] = None, cpus_per_game: float = 1.0) -> MatchResult:
+def run_match_ray(
+    config: MatchConfig,
+    address: str,
+    on_game: Optional[Callable[[MatchResult, GameRecord], None]] = None,
+    working_dir: Optional[str] = None,
+    cpus_per_game: float = 1.0,
+) -> MatchResult:
     """Play ``config`` on the Ray cluster at ``address`` (see :func:`connect`)."""
-    owned = connect(address, num_cpus=(config.concurrency or None) if address == "local" else None,
-                    working_dir=working_dir)
+    owned = connect(
+        address,
+        num_cpus=(config.concurrency or None) if address == "local" else None,
+        working_dir=working_dir,
+    )
     try:
         if config.concurrency <= 0:
             config.concurrency = max(1, int(ray.cluster_resources().get("CPU", 1) // cpus_per_game))
@@ -224,7 +239,8 @@ class RayPool:
     def _new_actor(self) -> Any:
         self.started += 1
         return self.remote_cls.options(num_cpus=self.cpus_per_game).remote(
-            self.config, f"r{self.started}", False)
+            self.config, f"r{self.started}", False
+        )
 
     def free(self) -> int:
         return len(self.idle)

@@ -70,8 +70,11 @@ def csa_ending(outcome: Outcome, turn: int) -> str:
     """The CSA ``%`` line for ``outcome`` (``turn``: side to move at the end)."""
     loser = None if outcome.winner is None else 1 - outcome.winner
     simple = {
-        Reason.RESIGN: "%TORYO", Reason.CHECKMATE: "%TSUMI", Reason.SENNICHITE: "%SENNICHITE",
-        Reason.PERPETUAL_CHECK: "%OUTE_SENNICHITE", Reason.ENTERING_KING: "%KACHI",
+        Reason.RESIGN: "%TORYO",
+        Reason.CHECKMATE: "%TSUMI",
+        Reason.SENNICHITE: "%SENNICHITE",
+        Reason.PERPETUAL_CHECK: "%OUTE_SENNICHITE",
+        Reason.ENTERING_KING: "%KACHI",
         Reason.MAX_MOVES: "%MAX_MOVES",
     }
     if outcome.reason in simple:
@@ -102,9 +105,16 @@ def to_csa(game: GameRecord) -> str:
         footer = [f"'result {game.outcome.result_str} ({_outcome_comment(game.outcome)})"]
     else:
         ending, footer = "%CHUDAN", []
-    return csa(game.start_sfen, [m.usi for m in game.moves], names=(game.black, game.white),
-               head=head, comments=[["* " + c] if (c := m.comment()) else [] for m in game.moves],
-               times_ms=[m.elapsed_ms for m in game.moves], ending=ending, footer=footer)
+    return csa(
+        game.start_sfen,
+        [m.usi for m in game.moves],
+        names=(game.black, game.white),
+        head=head,
+        comments=[["* " + c] if (c := m.comment()) else [] for m in game.moves],
+        times_ms=[m.elapsed_ms for m in game.moves],
+        ending=ending,
+        footer=footer,
+    )
 
 
 # -- KIF ----------------------------------------------------------------------
@@ -144,6 +154,13 @@ def to_kif(game: GameRecord) -> str:
         footer = [kif_result(game.outcome, len(game.moves)), f"*{_outcome_comment(game.outcome)}"]
     else:
         ending, footer = "中断", []
-    return kif(game.start_sfen, [m.usi for m in game.moves], names=(game.black, game.white),
-               head=head, comments=[[c] if (c := m.comment()) else [] for m in game.moves],
-               times_ms=[m.elapsed_ms for m in game.moves], ending=ending, footer=footer)
+    return kif(
+        game.start_sfen,
+        [m.usi for m in game.moves],
+        names=(game.black, game.white),
+        head=head,
+        comments=[[c] if (c := m.comment()) else [] for m in game.moves],
+        times_ms=[m.elapsed_ms for m in game.moves],
+        ending=ending,
+        footer=footer,
+    )

@@ -117,8 +117,9 @@ def check_declaration(board: shogi.Board) -> tuple[bool, str]:
 class Referee:
     """Plays out one game from an initial SFEN (plus opening moves) and adjudicates it."""
 
-    def __init__(self, sfen: str = shogi.STARTING_SFEN, moves: Iterable[str] = (),
-                 max_moves: int = 256) -> None:
+    def __init__(
+        self, sfen: str = shogi.STARTING_SFEN, moves: Iterable[str] = (), max_moves: int = 256
+    ) -> None:
         self.start_sfen = sfen
         self.board = shogi.Board(sfen)
         self.max_moves = max_moves

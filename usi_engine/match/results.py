@@ -81,9 +81,11 @@ class MatchResult:
     def progress_line(self) -> str:
         total = self.first_engine()
         s = total.summary()
-        line = (f"games {len(self.games)}/{self.planned}  {self.config.engines[0].name}: "
-                f"W-L-D {s.wins}-{s.losses}-{s.draws}  pairs {'-'.join(map(str, s.pentanomial))}  "
-                f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}")
+        line = (
+            f"games {len(self.games)}/{self.planned}  {self.config.engines[0].name}: "
+            f"W-L-D {s.wins}-{s.losses}-{s.draws}  pairs {'-'.join(map(str, s.pentanomial))}  "
+            f"Elo {fmt_elo(s.elo)} +- {fmt_elo(s.elo_error, sign=False)}"
+        )
         if self.config.sprt is not None:
             line += f"  LLR {self.config.sprt.llr(s.pentanomial):.2f}"
             if any(self.config.sprt.prior):
@@ -93,10 +95,15 @@ class MatchResult:
     def report(self) -> str:
         """The final human-readable report."""
         names = [e.name for e in self.config.engines]
-        rate = f" in {self.seconds:.1f} s ({len(self.games) / self.seconds:.2f} games/s)" \
-            if self.seconds > 0 else ""
-        lines = [f"Finished {len(self.games)} of {self.planned} games{rate}"
-                 + (" (interrupted)" if self.interrupted else "")]
+        rate = (
+            f" in {self.seconds:.1f} s ({len(self.games) / self.seconds:.2f} games/s)"
+            if self.seconds > 0
+            else ""
+        )
+        lines = [
+            f"Finished {len(self.games)} of {self.planned} games{rate}"
+            + (" (interrupted)" if self.interrupted else "")
+        ]
         for (a, b), pair in sorted(self.pairs.items()):
             lines.append(f"{names[a]} vs {names[b]}: {pair.summary().line()}")
         if len(self.config.engines) > 2:
@@ -104,19 +111,23 @@ class MatchResult:
         sprt = self.config.sprt
         if sprt is not None:
             t = self.first_engine().results
-            lines.append(f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
-                         f"beta={sprt.beta:g}: LLR {sprt.llr(t.penta):.2f} (pentanomial, "
-                         f"{t.pairs} pairs; trinomial "
-                         f"{sprt.llr_trinomial(t.wins, t.losses, t.draws):.2f}) "
-                         f"[{sprt.lower:.2f}, {sprt.upper:.2f}] -> "
-                         f"{self.sprt_result or 'no decision'}")
+            lines.append(
+                f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
+                f"beta={sprt.beta:g}: LLR {sprt.llr(t.penta):.2f} (pentanomial, "
+                f"{t.pairs} pairs; trinomial "
+                f"{sprt.llr_trinomial(t.wins, t.losses, t.draws):.2f}) "
+                f"[{sprt.lower:.2f}, {sprt.upper:.2f}] -> "
+                f"{self.sprt_result or 'no decision'}"
+            )
             if any(sprt.prior):
                 total = sprt.total(t.penta)
-                both = summarize(0, 0, 0, total)     # pairs only: earlier W-L-D are not known
-                lines.append(f"  the pentanomial LLR counts the earlier runs' pairs "
-                             f"{'-'.join(map(str, sprt.prior))} too: all runs together, pairs "
-                             f"{'-'.join(map(str, total))}, Elo {fmt_elo(both.elo)} "
-                             f"+- {fmt_elo(both.elo_error, sign=False)}")
+                both = summarize(0, 0, 0, total)  # pairs only: earlier W-L-D are not known
+                lines.append(
+                    f"  the pentanomial LLR counts the earlier runs' pairs "
+                    f"{'-'.join(map(str, sprt.prior))} too: all runs together, pairs "
+                    f"{'-'.join(map(str, total))}, Elo {fmt_elo(both.elo)} "
+                    f"+- {fmt_elo(both.elo_error, sign=False)}"
+                )
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
         lines.append("Endings: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
         return "\n".join(lines)
@@ -136,35 +147,61 @@ class MatchResult:
         cfg = self.config
         t = self.first_engine()
         data: dict = {
-            "engines": [{"name": e.name, "cmd": e.cmd, "options": e.options,
-                         "time_control": e.tc.describe(), "ponder": e.ponder} for e in cfg.engines],
-            "planned_games": self.planned, "games": len(self.games),
-            "interrupted": self.interrupted, "seconds": round(self.seconds, 3),
-            "pairs": [{"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name,
-                       **p.summary().as_dict()} for (a, b), p in sorted(self.pairs.items())],
+            "engines": [
+                {
+                    "name": e.name,
+                    "cmd": e.cmd,
+                    "options": e.options,
+                    "time_control": e.tc.describe(),
+                    "ponder": e.ponder,
+                }
+                for e in cfg.engines
+            ],
+            "planned_games": self.planned,
+            "games": len(self.games),
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 3),
+            "pairs": [
+                {"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name, **p.summary().as_dict()}
+                for (a, b), p in sorted(self.pairs.items())
+            ],
             "first_engine": {"engine": cfg.engines[0].name, **t.summary().as_dict()},
             "points": self.points(),
             "results": [game_json(g) for g in sorted(self.games, key=lambda g: g.index)],
         }
         if cfg.sprt is not None:
             r = t.results
-            data["sprt"] = {"elo0": cfg.sprt.elo0, "elo1": cfg.sprt.elo1, "alpha": cfg.sprt.alpha,
-                            "beta": cfg.sprt.beta, "model": "pentanomial",
-                            "llr": cfg.sprt.llr(r.penta),
-                            "llr_trinomial": cfg.sprt.llr_trinomial(r.wins, r.losses, r.draws),
-                            "lower": cfg.sprt.lower, "upper": cfg.sprt.upper,
-                            "result": self.sprt_result, "prior_pentanomial": list(cfg.sprt.prior),
-                            "total_pentanomial": cfg.sprt.total(r.penta)}
+            data["sprt"] = {
+                "elo0": cfg.sprt.elo0,
+                "elo1": cfg.sprt.elo1,
+                "alpha": cfg.sprt.alpha,
+                "beta": cfg.sprt.beta,
+                "model": "pentanomial",
+                "llr": cfg.sprt.llr(r.penta),
+                "llr_trinomial": cfg.sprt.llr_trinomial(r.wins, r.losses, r.draws),
+                "lower": cfg.sprt.lower,
+                "upper": cfg.sprt.upper,
+                "result": self.sprt_result,
+                "prior_pentanomial": list(cfg.sprt.prior),
+                "total_pentanomial": cfg.sprt.total(r.penta),
+            }
         return data
 
 
 def game_json(game: GameRecord) -> dict:
     assert game.outcome is not None
-    return {"index": game.index, "black": game.black, "white": game.white,
-            "result": game.outcome.result_str, "reason": game.outcome.reason.value,
-            "detail": game.outcome.detail, "plies": len(game.moves), "opening": game.opening,
-            "pair": game.pair,
-            "record": record_basename(game)}
+    return {
+        "index": game.index,
+        "black": game.black,
+        "white": game.white,
+        "result": game.outcome.result_str,
+        "reason": game.outcome.reason.value,
+        "detail": game.outcome.detail,
+        "plies": len(game.moves),
+        "opening": game.opening,
+        "pair": game.pair,
+        "record": record_basename(game),
+    }
 
 
 def record_basename(game: GameRecord) -> str:

@@ -28,20 +28,21 @@ class Table:
     """Where one game at a time is played: a process of every engine it has met, started
     on demand and reused game after game (a thread of :class:`Match`, or a Ray actor)."""
 
-    def __init__(self, config: MatchConfig, logs: list[EngineLog], tag: str,
-                 abort: threading.Event) -> None:
+    def __init__(self, config: MatchConfig, logs: list[EngineLog], tag: str, abort: threading.Event) -> None:
         self.config = config
         self.logs = logs
         self.tag = tag
         self.abort = abort
-        self.settings = GameSettings(config.max_moves, config.margin_ms, config.hang_timeout_ms,
-                                     config.move_timeout_ms, config.event)
+        self.settings = GameSettings(
+            config.max_moves, config.margin_ms, config.hang_timeout_ms, config.move_timeout_ms, config.event
+        )
         self.players: dict[int, Player] = {}
 
     def player(self, i: int) -> Player:
         if i not in self.players:
-            self.players[i] = Player(self.config.engines[i], self.logs[i], self.tag, self.abort,
-                                     self.config.ready_timeout_s)
+            self.players[i] = Player(
+                self.config.engines[i], self.logs[i], self.tag, self.abort, self.config.ready_timeout_s
+            )
         return self.players[i]
 
     def play(self, game: ScheduledGame) -> GameRecord:
@@ -68,10 +69,11 @@ class Match:
 
     def __init__(self, config: MatchConfig) -> None:
         self.config = config
-        self.plan = schedule(len(config.engines), config.games, config.openings, config.gauntlet,
-                             config.opening_start)
+        self.plan = schedule(
+            len(config.engines), config.games, config.openings, config.gauntlet, config.opening_start
+        )
         self.abort = threading.Event()
-        t0 = time.monotonic()       # one time base: the engines' logs merge by time
+        t0 = time.monotonic()  # one time base: the engines' logs merge by time
         self.logs = [EngineLog(self._log_path(e), t0=t0) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
         self._finished_workers = 0
@@ -81,10 +83,13 @@ class Match:
             return None
         os.makedirs(os.path.join(self.config.out_dir, "logs"), exist_ok=True)
         os.makedirs(os.path.join(self.config.out_dir, "games"), exist_ok=True)
-        return os.path.join(self.config.out_dir, "logs", re.sub(r"[^A-Za-z0-9_.+-]+", "_", spec.name) + ".log")
+        return os.path.join(
+            self.config.out_dir, "logs", re.sub(r"[^A-Za-z0-9_.+-]+", "_", spec.name) + ".log"
+        )
 
-    def _worker(self, wid: int, todo: "queue.Queue[ScheduledGame]",
-                done: "queue.Queue[Optional[GameRecord]]") -> None:
+    def _worker(
+        self, wid: int, todo: "queue.Queue[ScheduledGame]", done: "queue.Queue[Optional[GameRecord]]"
+    ) -> None:
         table = Table(self.config, self.logs, f"w{wid}", self.abort)
         try:
             while not self.abort.is_set():
@@ -105,8 +110,10 @@ class Match:
             todo.put(game)
         done: "queue.Queue[Optional[GameRecord]]" = queue.Queue()
         n_workers = max(1, min(self.config.concurrency, len(self.plan)))
-        threads = [threading.Thread(target=self._worker, args=(w + 1, todo, done), daemon=True)
-                   for w in range(n_workers)]
+        threads = [
+            threading.Thread(target=self._worker, args=(w + 1, todo, done), daemon=True)
+            for w in range(n_workers)
+        ]
         for t in threads:
             t.start()
         try:
@@ -124,8 +131,12 @@ class Match:
             save_summary(self.config.out_dir, self.result)
         return self.result
 
-    def _collect(self, done: "queue.Queue[Optional[GameRecord]]", n_workers: int,
-                 on_game: Optional[Callable[[MatchResult, GameRecord], None]]) -> None:
+    def _collect(
+        self,
+        done: "queue.Queue[Optional[GameRecord]]",
+        n_workers: int,
+        on_game: Optional[Callable[[MatchResult, GameRecord], None]],
+    ) -> None:
         while self._finished_workers < n_workers:
             try:
                 game = done.get(timeout=0.2)

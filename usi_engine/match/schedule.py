@@ -27,8 +27,9 @@ def pairings(n_engines: int, gauntlet: bool) -> list[tuple[int, int]]:
     return [(i, j) for i in range(n_engines) for j in range(i + 1, n_engines)]
 
 
-def schedule(n_engines: int, games: int, openings: list[Opening],
-             gauntlet: bool = False, opening_start: int = 0) -> list[ScheduledGame]:
+def schedule(
+    n_engines: int, games: int, openings: list[Opening], gauntlet: bool = False, opening_start: int = 0
+) -> list[ScheduledGame]:
     """``games`` games per pair of engines, in game pairs: one opening twice with
     colours swapped, the two games next to each other (an odd last game is alone).
     The openings are used in turn from index ``opening_start``, wrapping around."""
@@ -38,7 +39,8 @@ def schedule(n_engines: int, games: int, openings: list[Opening],
         opening_index = (opening_start + k) % len(openings)
         for a, b in pairings(n_engines, gauntlet):
             pair += 1
-            for black, white in ((a, b), (b, a))[:min(2, games - 2 * k)]:
-                plan.append(ScheduledGame(len(plan) + 1, black, white, openings[opening_index],
-                                          opening_index, pair))
+            for black, white in ((a, b), (b, a))[: min(2, games - 2 * k)]:
+                plan.append(
+                    ScheduledGame(len(plan) + 1, black, white, openings[opening_index], opening_index, pair)
+                )
     return plan

@@ -26,9 +26,9 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
-ALPHA = 0.602   # Spall's recommended decay exponents
+ALPHA = 0.602  # Spall's recommended decay exponents
 GAMMA = 0.101
-R_END = 0.002   # fishtest's default learning rate at the end
+R_END = 0.002  # fishtest's default learning rate at the end
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Probe:
 
     k: int
     flips: tuple[int, ...]
-    c: tuple[float, ...]     # c_k per parameter
+    c: tuple[float, ...]  # c_k per parameter
     gain: tuple[float, ...]  # a_k / c_k per parameter
     plus: tuple[float, ...]
     minus: tuple[float, ...]
@@ -66,16 +66,16 @@ class Spsa:
     """The SPSA state; :meth:`probe` hands out pairs, :meth:`update` takes their results."""
 
     params: list[SpsaParam]
-    iterations: int                     # N: pairs planned (sets the schedules)
-    big_a: Optional[float] = None       # A: default 10% of N, as fishtest
+    iterations: int  # N: pairs planned (sets the schedules)
+    big_a: Optional[float] = None  # A: default 10% of N, as fishtest
     alpha: float = ALPHA
     gamma: float = GAMMA
     seed: Optional[int] = None
     theta: list[float] = field(default_factory=list)
-    handed_out: int = 0                 # probes given so far (the next probe's k)
-    done: int = 0                       # results applied
+    handed_out: int = 0  # probes given so far (the next probe's k)
+    done: int = 0  # results applied
     history: list[list[float]] = field(default_factory=list)  # theta after each update
-    results: list[int] = field(default_factory=list)          # each update's result
+    results: list[int] = field(default_factory=list)  # each update's result
     rng_state: Optional[Any] = None
 
     def __post_init__(self) -> None:
@@ -100,7 +100,7 @@ class Spsa:
         """Step size of parameter ``i`` at iteration ``k``."""
         p = self.params[i]
         assert self.big_a is not None
-        a_end = p.r_end * p.c_end ** 2
+        a_end = p.r_end * p.c_end**2
         return a_end * ((self.big_a + self.iterations) / (self.big_a + k + 1)) ** self.alpha
 
     # -- iterations -----------------------------------------------------------
@@ -122,8 +122,10 @@ class Spsa:
 
     def update(self, probe: Probe, result: float) -> None:
         """Apply a pair's ``result`` (wins - losses of the ``+`` side, -2..2)."""
-        self.theta = [self._clamp(i, t + g * result * f)
-                      for i, (t, g, f) in enumerate(zip(self.theta, probe.gain, probe.flips))]
+        self.theta = [
+            self._clamp(i, t + g * result * f)
+            for i, (t, g, f) in enumerate(zip(self.theta, probe.gain, probe.flips))
+        ]
         self.done += 1
         self.history.append(list(self.theta))
         self.results.append(int(result) if float(result).is_integer() else result)

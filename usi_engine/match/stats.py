@@ -22,9 +22,9 @@ from typing import Optional, Sequence
 
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 
-TRINOMIAL_SCORES = (0.0, 0.5, 1.0)                  # loss, draw, win
-PENTANOMIAL_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)    # pair points 0..2, per game
-REGULARIZE = 1e-3                                   # fishtest's stand-in for a zero count
+TRINOMIAL_SCORES = (0.0, 0.5, 1.0)  # loss, draw, win
+PENTANOMIAL_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # pair points 0..2, per game
+REGULARIZE = 1e-3  # fishtest's stand-in for a zero count
 
 
 def score_from_elo(elo: float) -> float:
@@ -100,8 +100,9 @@ def parse_pentanomial(text: str) -> tuple[int, ...]:
     try:
         penta = tuple(int(c) for c in text.strip().split("-"))
     except ValueError:
-        raise ValueError(f"pair counts are written N-N-N-N-N (pairs scoring 0, 0.5, 1, 1.5, 2 "
-                         f"points), not {text!r}") from None
+        raise ValueError(
+            f"pair counts are written N-N-N-N-N (pairs scoring 0, 0.5, 1, 1.5, 2 points), not {text!r}"
+        ) from None
     _check_penta(penta)
     return penta
 
@@ -280,18 +281,21 @@ class Summary:
     draw_ratio: float
 
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                for k, v in asdict(self).items()}
+        return {
+            k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()
+        }
 
     def line(self) -> str:
         """A one-line human summary."""
-        return (f"W-L-D {self.wins}-{self.losses}-{self.draws}  score {self.score:.3f}  "
-                f"pairs {'-'.join(map(str, self.pentanomial))}  "
-                f"Elo {fmt_elo(self.elo)} +- {fmt_elo(self.elo_error, sign=False)} "
-                f"[{fmt_elo(self.elo_lower)}, {fmt_elo(self.elo_upper)}]  "
-                f"(trinomial {fmt_elo(self.elo_trinomial)} "
-                f"+- {fmt_elo(self.elo_trinomial_error, sign=False)})  "
-                f"LOS {100 * self.los:.1f}%  draws {100 * self.draw_ratio:.1f}%")
+        return (
+            f"W-L-D {self.wins}-{self.losses}-{self.draws}  score {self.score:.3f}  "
+            f"pairs {'-'.join(map(str, self.pentanomial))}  "
+            f"Elo {fmt_elo(self.elo)} +- {fmt_elo(self.elo_error, sign=False)} "
+            f"[{fmt_elo(self.elo_lower)}, {fmt_elo(self.elo_upper)}]  "
+            f"(trinomial {fmt_elo(self.elo_trinomial)} "
+            f"+- {fmt_elo(self.elo_trinomial_error, sign=False)})  "
+            f"LOS {100 * self.los:.1f}%  draws {100 * self.draw_ratio:.1f}%"
+        )
 
 
 def fmt_elo(value: float, sign: bool = True) -> str:
@@ -308,18 +312,31 @@ def _half_width(lower: float, upper: float) -> float:
     return (upper - lower) / 2 if math.isfinite(upper - lower) else math.inf
 
 
-def summarize(wins: int, losses: int, draws: int,
-              penta: Optional[Sequence[int]] = None) -> Summary:
+def summarize(wins: int, losses: int, draws: int, penta: Optional[Sequence[int]] = None) -> Summary:
     """Compute the :class:`Summary` of a W-L-D result and its finished pairs."""
     penta = list(penta) if penta is not None else [0] * 5
     games = wins + losses + draws
     elo, lower, upper = elo_interval_pentanomial(penta)
     t_elo, t_lower, t_upper = elo_interval(wins, losses, draws)
-    return Summary(wins, losses, draws, games,
-                   (wins + 0.5 * draws) / games if games else 0.0,
-                   penta, sum(penta), elo, lower, upper, _half_width(lower, upper),
-                   t_elo, t_lower, t_upper, _half_width(t_lower, t_upper),
-                   los(wins, losses), draws / games if games else 0.0)
+    return Summary(
+        wins,
+        losses,
+        draws,
+        games,
+        (wins + 0.5 * draws) / games if games else 0.0,
+        penta,
+        sum(penta),
+        elo,
+        lower,
+        upper,
+        _half_width(lower, upper),
+        t_elo,
+        t_lower,
+        t_upper,
+        _half_width(t_lower, t_upper),
+        los(wins, losses),
+        draws / games if games else 0.0,
+    )
 
 
 def summarize_results(results: Results) -> Summary:

@@ -33,7 +33,7 @@ from .schedule import ScheduledGame
 from .spsa import Probe, Spsa, SpsaParam
 from ..usiproc import EngineLog
 
-SAVE_EVERY_S = 5.0   # checkpoint period: a crash loses at most this much play
+SAVE_EVERY_S = 5.0  # checkpoint period: a crash loses at most this much play
 PARAMS_PY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core", "params.py")
 
 
@@ -74,23 +74,37 @@ class TuneConfig:
 
     def match_config(self) -> MatchConfig:
         """Engine 0 plays the ``+`` values, engine 1 the ``-`` values (same engine)."""
-        plus = EngineSpec(list(self.engine.cmd), "plus", dict(self.engine.options), self.engine.tc,
-                          self.engine.cwd)
-        minus = EngineSpec(list(self.engine.cmd), "minus", dict(self.engine.options), self.engine.tc,
-                           self.engine.cwd)
-        return MatchConfig([plus, minus], games=2, concurrency=self.concurrency,
-                           max_moves=self.max_moves, margin_ms=self.margin_ms,
-                           hang_timeout_ms=self.hang_timeout_ms, ready_timeout_s=self.ready_timeout_s,
-                           event="usi_engine SPSA")
+        plus = EngineSpec(
+            list(self.engine.cmd), "plus", dict(self.engine.options), self.engine.tc, self.engine.cwd
+        )
+        minus = EngineSpec(
+            list(self.engine.cmd), "minus", dict(self.engine.options), self.engine.tc, self.engine.cwd
+        )
+        return MatchConfig(
+            [plus, minus],
+            games=2,
+            concurrency=self.concurrency,
+            max_moves=self.max_moves,
+            margin_ms=self.margin_ms,
+            hang_timeout_ms=self.hang_timeout_ms,
+            ready_timeout_s=self.ready_timeout_s,
+            event="usi_engine SPSA",
+        )
 
 
 def pair_games(probe: Probe, spsa: Spsa, openings: list[Opening]) -> list[ScheduledGame]:
     """The two games of ``probe``'s pair: same opening, colours swapped."""
-    values = {0: {k: str(v) for k, v in spsa.rounded(probe.plus).items()},
-              1: {k: str(v) for k, v in spsa.rounded(probe.minus).items()}}
+    values = {
+        0: {k: str(v) for k, v in spsa.rounded(probe.plus).items()},
+        1: {k: str(v) for k, v in spsa.rounded(probe.minus).items()},
+    }
     index = probe.k % len(openings)
-    return [ScheduledGame(2 * probe.k + 1 + g, black, 1 - black, openings[index], index, probe.k + 1,
-                          engine_options=values) for g, black in enumerate((0, 1))]
+    return [
+        ScheduledGame(
+            2 * probe.k + 1 + g, black, 1 - black, openings[index], index, probe.k + 1, engine_options=values
+        )
+        for g, black in enumerate((0, 1))
+    ]
 
 
 def pair_result(records: list[GameRecord]) -> Optional[int]:
@@ -180,8 +194,9 @@ class Tuner:
         elif os.path.exists(self.checkpoint):
             raise ValueError(f"{self.checkpoint} exists: --resume to continue it, or another --out")
         else:
-            self.spsa = Spsa(list(config.params), config.pairs, config.big_a, config.alpha,
-                             config.gamma, config.seed)
+            self.spsa = Spsa(
+                list(config.params), config.pairs, config.big_a, config.alpha, config.gamma, config.seed
+            )
         self.result = TuneResult(self.spsa)
         self._t0 = self._saved = time.monotonic()
 
@@ -189,6 +204,7 @@ class Tuner:
         slots = max(1, min(self.config.concurrency, self.spsa.iterations - self.spsa.done))
         if self.config.ray_address:
             from .raycluster import RayPool
+
             return RayPool(match, slots, self.config.ray_cpus_per_game)
         return LocalPool(match, slots)
 
@@ -198,12 +214,16 @@ class Tuner:
         if self.config.ray_address:
             from .raycluster import connect
             import ray
-            owned = connect(self.config.ray_address,
-                            num_cpus=self.config.concurrency if self.config.ray_address == "local" else None,
-                            working_dir=self.config.ray_working_dir)
+
+            owned = connect(
+                self.config.ray_address,
+                num_cpus=self.config.concurrency if self.config.ray_address == "local" else None,
+                working_dir=self.config.ray_working_dir,
+            )
             if self.config.concurrency <= 0:
-                self.config.concurrency = max(1, int(ray.cluster_resources().get("CPU", 1)
-                                                     // self.config.ray_cpus_per_game))
+                self.config.concurrency = max(
+                    1, int(ray.cluster_resources().get("CPU", 1) // self.config.ray_cpus_per_game)
+                )
         pool = self._pool(self.config.match_config())
         start = self._t0 = time.monotonic()
         try:
@@ -218,6 +238,7 @@ class Tuner:
             self.result.files = self.write_outputs()
             if owned:
                 import ray
+
                 ray.shutdown()
         return self.result
 
@@ -234,7 +255,7 @@ class Tuner:
             probe, records = answer
             result = pair_result(records) if records is not None else None
             if result is None:
-                retry.append(probe)     # a dead worker or an aborted pair: play it again
+                retry.append(probe)  # a dead worker or an aborted pair: play it again
                 continue
             self._count(records)
             spsa.update(probe, result)
@@ -258,12 +279,15 @@ class Tuner:
 
     def progress_line(self) -> str:
         spsa, r = self.spsa, self.result
-        values = "  ".join(f"{p.name.removeprefix(tunables.PREFIX)} {t:.1f}"
-                           for p, t in zip(spsa.params, spsa.theta))
+        values = "  ".join(
+            f"{p.name.removeprefix(tunables.PREFIX)} {t:.1f}" for p, t in zip(spsa.params, spsa.theta)
+        )
         elapsed = time.monotonic() - self._t0
         rate = r.pairs_played / elapsed if elapsed > 0 else 0.0
-        return (f"pair {spsa.done}/{spsa.iterations}  {rate:.2f} pairs/s  "
-                f"+side W-L-D {r.wins}-{r.losses}-{r.draws}  {values}")
+        return (
+            f"pair {spsa.done}/{spsa.iterations}  {rate:.2f} pairs/s  "
+            f"+side W-L-D {r.wins}-{r.losses}-{r.draws}  {values}"
+        )
 
     # -- outputs ------------------------------------------------------------------
     def write_outputs(self) -> dict[str, str]:
@@ -271,21 +295,25 @@ class Tuner:
         files = {}
         spsa = self.spsa
         rounded = spsa.rounded()
-        comment = (f"SPSA: {spsa.done} of {spsa.iterations} pairs, engine "
-                   f"{' '.join(self.config.engine.cmd)}")
+        comment = f"SPSA: {spsa.done} of {spsa.iterations} pairs, engine {' '.join(self.config.engine.cmd)}"
         files["checkpoint"] = self.checkpoint
         path = os.path.join(self.config.out_dir, "tuned.cfg")
         lines = [f"; {comment}", "[options]"] + [f"{k} = {v}" for k, v in rounded.items()]
         with open(path, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
         files["cfg"] = path
-        table = {k.removeprefix(tunables.PREFIX): v for k, v in rounded.items()
-                 if k.startswith(tunables.PREFIX)}
+        table = {
+            k.removeprefix(tunables.PREFIX): v for k, v in rounded.items() if k.startswith(tunables.PREFIX)
+        }
         if table and os.path.exists(PARAMS_PY):
             source = open(PARAMS_PY, encoding="utf-8").read()
             patched = tunables.with_defaults(source, table)
-            diff = difflib.unified_diff(source.splitlines(True), patched.splitlines(True),
-                                        "a/usi_engine/core/params.py", "b/usi_engine/core/params.py")
+            diff = difflib.unified_diff(
+                source.splitlines(True),
+                patched.splitlines(True),
+                "a/usi_engine/core/params.py",
+                "b/usi_engine/core/params.py",
+            )
             path = os.path.join(self.config.out_dir, "params.patch")
             with open(path, "w", encoding="utf-8") as f:
                 f.writelines(diff)
@@ -301,6 +329,7 @@ def plot_history(spsa: Spsa, path: str) -> Optional[str]:
     """A PNG of each parameter's trajectory (None if matplotlib is not installed)."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:

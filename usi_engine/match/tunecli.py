@@ -39,29 +39,54 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="usi-engine tune", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--engine", nargs="+", metavar="KEY=VALUE", required=True,
-                   help="the engine: cmd=CMD [dir=DIR] [option.NAME=VALUE ...] (as scripts/match.py)")
-    p.add_argument("--params", metavar="NAMES", help="comma-separated names from core/params.py "
-                                                     "(default: all)")
-    p.add_argument("--param", nargs="+", action="append", default=[], metavar="X",
-                   help="NAME START MIN MAX C_END [R_END]: tune this spin option instead")
-    p.add_argument("--r-end", type=float, default=tune.tunables.R_END,
-                   help="learning rate at the end for the table's parameters (default 0.002)")
+    p = argparse.ArgumentParser(
+        prog="usi-engine tune",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--engine",
+        nargs="+",
+        metavar="KEY=VALUE",
+        required=True,
+        help="the engine: cmd=CMD [dir=DIR] [option.NAME=VALUE ...] (as scripts/match.py)",
+    )
+    p.add_argument(
+        "--params", metavar="NAMES", help="comma-separated names from core/params.py (default: all)"
+    )
+    p.add_argument(
+        "--param",
+        nargs="+",
+        action="append",
+        default=[],
+        metavar="X",
+        help="NAME START MIN MAX C_END [R_END]: tune this spin option instead",
+    )
+    p.add_argument(
+        "--r-end",
+        type=float,
+        default=tune.tunables.R_END,
+        help="learning rate at the end for the table's parameters (default 0.002)",
+    )
     p.add_argument("--pairs", type=int, default=1000, help="SPSA iterations = game pairs (default 1000)")
     p.add_argument("--A", dest="big_a", type=float, help="SPSA's A (default 10%% of --pairs)")
     p.add_argument("--alpha", type=float, default=0.602, help="a_k decay exponent (default 0.602)")
     p.add_argument("--gamma", type=float, default=0.101, help="c_k decay exponent (default 0.101)")
-    for flag, what in (("byoyomi", "byoyomi per move in ms"), ("time", "main time in ms"),
-                       ("inc", "Fischer increment in ms"), ("nodes", "node limit per move"),
-                       ("depth", "depth limit per move")):
+    for flag, what in (
+        ("byoyomi", "byoyomi per move in ms"),
+        ("time", "main time in ms"),
+        ("inc", "Fischer increment in ms"),
+        ("nodes", "node limit per move"),
+        ("depth", "depth limit per move"),
+    ):
         p.add_argument(f"--{flag}", type=int, help=what)
     p.add_argument("--openings", metavar="FILE", help="openings file (as scripts/match.py)")
     p.add_argument("--random-openings", type=int, metavar="PLIES", help="random balanced openings")
     p.add_argument("--seed", type=int, help="seed of the openings and of SPSA's flips")
-    p.add_argument("--concurrency", type=int, help="pairs at once (default: cores; with --ray: "
-                                                   "the cluster's CPUs)")
+    p.add_argument(
+        "--concurrency", type=int, help="pairs at once (default: cores; with --ray: the cluster's CPUs)"
+    )
     p.add_argument("--max-moves", type=int, default=256, help="draw after N plies (default 256)")
     p.add_argument("--margin", type=int, default=300, help="time-loss margin in ms (default 300)")
     p.add_argument("--hang-timeout", type=int, default=5000, help="ms after stop (default 5000)")
@@ -97,14 +122,36 @@ def build_config(args: argparse.Namespace) -> tune.TuneConfig:
         params = [parse_param(v) for v in args.param]
     else:
         params = tune.table_params(args.params.split(",") if args.params else None, args.r_end)
-    openings = make_openings({"games": 2 * args.pairs, "openings": args.openings,
-                              "random_openings": args.random_openings, "seed": args.seed})
+    openings = make_openings(
+        {
+            "games": 2 * args.pairs,
+            "openings": args.openings,
+            "random_openings": args.random_openings,
+            "seed": args.seed,
+        }
+    )
     concurrency = args.concurrency or (0 if args.ray else (os.cpu_count() or 1))
     out_dir = args.out or os.path.join("tune-results", dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
-    return tune.TuneConfig(engine, params, args.pairs, openings, out_dir, concurrency,
-                           args.max_moves, args.margin, args.hang_timeout, args.ready_timeout,
-                           args.big_a, args.alpha, args.gamma, args.seed, args.ray,
-                           args.ray_working_dir, args.ray_cpus_per_game, not args.no_plot)
+    return tune.TuneConfig(
+        engine,
+        params,
+        args.pairs,
+        openings,
+        out_dir,
+        concurrency,
+        args.max_moves,
+        args.margin,
+        args.hang_timeout,
+        args.ready_timeout,
+        args.big_a,
+        args.alpha,
+        args.gamma,
+        args.seed,
+        args.ray,
+        args.ray_working_dir,
+        args.ray_cpus_per_game,
+        not args.no_plot,
+    )
 
 
 class Progress(StatusLine):
@@ -125,8 +172,10 @@ def verify_command(config: tune.TuneConfig, values: dict[str, int]) -> str:
     """The scripts/match.py SPRT of the tuned values against the defaults."""
     cmd = shlex.quote(" ".join(config.engine.cmd))
     opts = " ".join(f"option.{k}={v}" for k, v in values.items())
-    return (f"python scripts/match.py --engine cmd={cmd} name=tuned {opts} "
-            f"--engine cmd={cmd} name=default --random-openings 8 --games 2000 --sprt 0 5")
+    return (
+        f"python scripts/match.py --engine cmd={cmd} name=tuned {opts} "
+        f"--engine cmd={cmd} name=default --random-openings 8 --games 2000 --sprt 0 5"
+    )
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -143,8 +192,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error(str(exc))
     spsa = tuner.spsa
     where = f"Ray at {config.ray_address}" if config.ray_address else f"{config.concurrency} at once"
-    print(f"SPSA: {len(spsa.params)} parameters, {spsa.done}/{spsa.iterations} pairs done, "
-          f"pairs {where}, {config.engine.tc.describe()}", flush=True)
+    print(
+        f"SPSA: {len(spsa.params)} parameters, {spsa.done}/{spsa.iterations} pairs done, "
+        f"pairs {where}, {config.engine.tc.describe()}",
+        flush=True,
+    )
     for p, t in zip(spsa.params, spsa.theta):
         print(f"  {p.name}: {t:g} in [{p.lo:g}, {p.hi:g}], c_end {p.c_end:g}, r_end {p.r_end:g}")
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -158,13 +210,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     progress.done()
     r = result
-    print(f"{'Stopped' if r.interrupted else 'Finished'}: {spsa.done}/{spsa.iterations} pairs; "
-          f"+side W-L-D {r.wins}-{r.losses}-{r.draws} in {r.seconds:.0f} s "
-          f"({r.pairs_played / r.seconds if r.seconds else 0:.2f} pairs/s)")
+    print(
+        f"{'Stopped' if r.interrupted else 'Finished'}: {spsa.done}/{spsa.iterations} pairs; "
+        f"+side W-L-D {r.wins}-{r.losses}-{r.draws} in {r.seconds:.0f} s "
+        f"({r.pairs_played / r.seconds if r.seconds else 0:.2f} pairs/s)"
+    )
     values = spsa.rounded()
     print("Tuned: " + ", ".join(f"{k}={v}" for k, v in values.items()))
     for what, path in r.files.items():
         print(f"  {what}: {path}")
-    print("Keep it only if it passes an SPRT against the defaults, e.g.:\n  "
-          + verify_command(config, values))
+    print(
+        "Keep it only if it passes an SPRT against the defaults, e.g.:\n  " + verify_command(config, values)
+    )
     return 130 if r.interrupted else 0

@@ -17,6 +17,7 @@ Features of one perspective:
 - ``K+P``: the bonapiece of every piece, kings included (YaneuraOu's FeatureSet<K, P> puts P
   first, K after it at offset fe_end); 1,710 features.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,21 +44,39 @@ FE_HAND_END = 90
 # board pieces: f_X = FE_HAND_END + 162 * kind, e_X = f_X + 81, kinds in Bonanza's order
 BOARD_KINDS = ("pawn", "lance", "knight", "silver", "gold", "bishop", "horse", "rook", "dragon")
 F_PAWN = FE_HAND_END
-FE_END = FE_HAND_END + 2 * NSQ * len(BOARD_KINDS)      # 1548
+FE_END = FE_HAND_END + 2 * NSQ * len(BOARD_KINDS)  # 1548
 F_KING = FE_END
 E_KING = F_KING + NSQ
-FE_END2 = E_KING + NSQ                                 # 1710
+FE_END2 = E_KING + NSQ  # 1710
 
-HALFKP_DIMENSIONS = NSQ * FE_END                       # 125388
-KP_DIMENSIONS = FE_END2                                # 1710
+HALFKP_DIMENSIONS = NSQ * FE_END  # 125388
+KP_DIMENSIONS = FE_END2  # 1710
 FEATURE_SETS = {"HalfKP(Friend)": HALFKP_DIMENSIONS, "K+P": KP_DIMENSIONS}
 
-_HAND_BASE = {PAWN: (F_HAND_PAWN, E_HAND_PAWN), LANCE: (F_HAND_LANCE, E_HAND_LANCE),
-              KNIGHT: (F_HAND_KNIGHT, E_HAND_KNIGHT), SILVER: (F_HAND_SILVER, E_HAND_SILVER),
-              GOLD: (F_HAND_GOLD, E_HAND_GOLD), BISHOP: (F_HAND_BISHOP, E_HAND_BISHOP),
-              ROOK: (F_HAND_ROOK, E_HAND_ROOK)}
-_KIND_OF_TYPE = {PAWN: 0, LANCE: 1, KNIGHT: 2, SILVER: 3, GOLD: 4, PRO_PAWN: 4, PRO_LANCE: 4,
-                 PRO_KNIGHT: 4, PRO_SILVER: 4, BISHOP: 5, HORSE: 6, ROOK: 7, DRAGON: 8}
+_HAND_BASE = {
+    PAWN: (F_HAND_PAWN, E_HAND_PAWN),
+    LANCE: (F_HAND_LANCE, E_HAND_LANCE),
+    KNIGHT: (F_HAND_KNIGHT, E_HAND_KNIGHT),
+    SILVER: (F_HAND_SILVER, E_HAND_SILVER),
+    GOLD: (F_HAND_GOLD, E_HAND_GOLD),
+    BISHOP: (F_HAND_BISHOP, E_HAND_BISHOP),
+    ROOK: (F_HAND_ROOK, E_HAND_ROOK),
+}
+_KIND_OF_TYPE = {
+    PAWN: 0,
+    LANCE: 1,
+    KNIGHT: 2,
+    SILVER: 3,
+    GOLD: 4,
+    PRO_PAWN: 4,
+    PRO_LANCE: 4,
+    PRO_KNIGHT: 4,
+    PRO_SILVER: 4,
+    BISHOP: 5,
+    HORSE: 6,
+    ROOK: 7,
+    DRAGON: 8,
+}
 
 
 def _board_table() -> np.ndarray:
@@ -100,15 +119,14 @@ def king_square(board: np.ndarray, color: int) -> int:
     return int(hits[0]) if len(hits) else -1
 
 
-def bonapieces(board: np.ndarray, hands: np.ndarray, perspective: int,
-               kings: bool = False) -> list[int]:
+def bonapieces(board: np.ndarray, hands: np.ndarray, perspective: int, kings: bool = False) -> list[int]:
     """The BonaPieces of a position from one perspective: every piece on the board (kings only
     with `kings=True`), then every piece in hand.  `board`: int8[81] of our coloured piece
     codes; `hands`: int8[2, 8] counts by colour and base type."""
     out = []
     for sq in range(NSQ):
         p = int(board[sq])
-        if p == 0 or ((p & ~WHITE_BIT) == KING and not kings):   # a king of either colour
+        if p == 0 or ((p & ~WHITE_BIT) == KING and not kings):  # a king of either colour
             continue
         out.append(int(BOARD_BONA[perspective, p, sq]))
     for color in (BLACK, WHITE):
@@ -118,8 +136,7 @@ def bonapieces(board: np.ndarray, hands: np.ndarray, perspective: int,
     return out
 
 
-def active_features(feature_set: str, board: np.ndarray, hands: np.ndarray,
-                    perspective: int) -> list[int]:
+def active_features(feature_set: str, board: np.ndarray, hands: np.ndarray, perspective: int) -> list[int]:
     """Sorted indices of the active features of `perspective` (BLACK or WHITE).
 
     `feature_set` is "HalfKP(Friend)" or "K+P" (see FEATURE_SETS).  HalfKP needs the

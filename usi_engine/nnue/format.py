@@ -18,6 +18,7 @@ output divided by FV_SCALE (16 by default) is the evaluation.
 Older YaneuraOu writes ``AffineTransform`` where newer writes ``AffineTransformSparseInput``
 for the first layer: same parameters, same hash, both are read.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,10 +31,10 @@ import numpy as np
 from .features import FEATURE_SETS
 
 VERSION = 0x7AF32F16
-WEIGHT_SCALE_BITS = 6          # ClippedReLU shift
-MAX_SIMD_WIDTH = 32            # input dimensions of affine layers are padded to this
+WEIGHT_SCALE_BITS = 6  # ClippedReLU shift
+MAX_SIMD_WIDTH = 32  # input dimensions of affine layers are padded to this
 DEFAULT_FV_SCALE = 16
-_FEATURE_HASH = {"HalfKP(Friend)": 0x5D69D5B9 ^ 1, "K+P": None}   # K+P: combined below
+_FEATURE_HASH = {"HalfKP(Friend)": 0x5D69D5B9 ^ 1, "K+P": None}  # K+P: combined below
 _K_HASH, _P_HASH = 0xD3CEE169, 0x764CFB4B
 _M32 = 0xFFFFFFFF
 
@@ -50,13 +51,14 @@ def padded(n: int) -> int:
 
 
 def feature_hash(feature_set: str) -> int:
-    if feature_set == "K+P":     # FeatureSet<K, P>: head ^ (tail << 1) ^ (tail >> 31)
+    if feature_set == "K+P":  # FeatureSet<K, P>: head ^ (tail << 1) ^ (tail >> 31)
         return (_K_HASH ^ ((_P_HASH << 1) & _M32) ^ (_P_HASH >> 31)) & _M32
     return _FEATURE_HASH[feature_set]
 
 
 def network_hash(half: int, l1: int, l2: int) -> int:
     """Hash of InputSlice -> Affine(l1) -> ClippedReLU -> Affine(l2) -> ClippedReLU -> Affine(1)."""
+
     def affine(prev: int, out: int) -> int:
         h = (0xCC03DAE4 + out) & _M32
         return h ^ (prev >> 1) ^ ((prev << 31) & _M32)
@@ -64,15 +66,17 @@ def network_hash(half: int, l1: int, l2: int) -> int:
     def relu(prev: int) -> int:
         return (0x538D24C7 + prev) & _M32
 
-    h = 0xEC42E90D ^ (2 * half)          # InputSlice[2H(0:2H)]
+    h = 0xEC42E90D ^ (2 * half)  # InputSlice[2H(0:2H)]
     return affine(relu(affine(relu(affine(h, l1)), l2)), 1)
 
 
 def architecture_string(feature_set: str, half: int, l1: int, l2: int) -> str:
     n = FEATURE_SETS[feature_set]
-    return (f"Features={feature_set}[{n}->{half}x2],Network=AffineTransform[1<-{l2}]"
-            f"(ClippedReLU[{l2}](AffineTransform[{l2}<-{l1}](ClippedReLU[{l1}]"
-            f"(AffineTransformSparseInput[{l1}<-{2 * half}](InputSlice[{2 * half}(0:{2 * half})])))))")
+    return (
+        f"Features={feature_set}[{n}->{half}x2],Network=AffineTransform[1<-{l2}]"
+        f"(ClippedReLU[{l2}](AffineTransform[{l2}<-{l1}](ClippedReLU[{l1}]"
+        f"(AffineTransformSparseInput[{l1}<-{2 * half}](InputSlice[{2 * half}(0:{2 * half})])))))"
+    )
 
 
 _ARCH_RE = re.compile(
@@ -80,7 +84,8 @@ _ARCH_RE = re.compile(
     r"Network=AffineTransform\[1<-(?P<a>\d+)\]\(ClippedReLU\[(?P<b>\d+)\]\("
     r"AffineTransform\[(?P<c>\d+)<-(?P<d>\d+)\]\(ClippedReLU\[(?P<e>\d+)\]\("
     r"AffineTransform(?:SparseInput)?\[(?P<f>\d+)<-(?P<g>\d+)\]\("
-    r"InputSlice\[(?P<i>\d+)\(0:(?P<j>\d+)\)\]\)\)\)\)\)$")
+    r"InputSlice\[(?P<i>\d+)\(0:(?P<j>\d+)\)\]\)\)\)\)\)$"
+)
 
 
 def parse_architecture(text: str) -> tuple[str, int, int, int]:
@@ -90,15 +95,24 @@ def parse_architecture(text: str) -> tuple[str, int, int, int]:
     if not m:
         raise NNUEFormatError(
             f"unsupported architecture {shown!r}; supported: HalfKP(Friend) or K+P features "
-            f"with Hx2-L1-L2 ClippedReLU layers (halfkp_256x2-32-32, kp_256x2-32-32)")
+            f"with Hx2-L1-L2 ClippedReLU layers (halfkp_256x2-32-32, kp_256x2-32-32)"
+        )
     fs = m["fs"]
     if fs not in FEATURE_SETS:
-        raise NNUEFormatError(f"unsupported feature set {fs!r} in architecture {shown!r}; "
-                              f"supported: {', '.join(FEATURE_SETS)}")
+        raise NNUEFormatError(
+            f"unsupported feature set {fs!r} in architecture {shown!r}; supported: {', '.join(FEATURE_SETS)}"
+        )
     half, l2, l1 = int(m["h"]), int(m["a"]), int(m["f"])
-    consistent = (int(m["n"]) == FEATURE_SETS[fs] and int(m["b"]) == l2 and int(m["c"]) == l2
-                  and int(m["d"]) == l1 and int(m["e"]) == l1 and int(m["g"]) == 2 * half
-                  and int(m["i"]) == 2 * half and int(m["j"]) == 2 * half)
+    consistent = (
+        int(m["n"]) == FEATURE_SETS[fs]
+        and int(m["b"]) == l2
+        and int(m["c"]) == l2
+        and int(m["d"]) == l1
+        and int(m["e"]) == l1
+        and int(m["g"]) == 2 * half
+        and int(m["i"]) == 2 * half
+        and int(m["j"]) == 2 * half
+    )
     if not consistent or min(half, l1, l2) < 1:
         raise NNUEFormatError(f"inconsistent dimensions in architecture {shown!r}")
     return fs, half, l1, l2
@@ -111,18 +125,18 @@ class Network:
     ft_bias int16[H]; ft_weight int16[F, H] (row = one feature); biases[k] int32[out_k] and
     weights[k] int8[out_k, padded(in_k)] for the three affine layers from the input side.
     """
+
     feature_set: str
     ft_bias: np.ndarray
     ft_weight: np.ndarray
     biases: list[np.ndarray]
     weights: list[np.ndarray]
-    architecture: str = ""       # header string: kept as read, built from the shapes if empty
-    source: str = field(default="", compare=False)   # file it was read from
+    architecture: str = ""  # header string: kept as read, built from the shapes if empty
+    source: str = field(default="", compare=False)  # file it was read from
 
     def __post_init__(self) -> None:
         if not self.architecture:
-            self.architecture = architecture_string(self.feature_set, self.half_dimensions,
-                                                    *self.hidden)
+            self.architecture = architecture_string(self.feature_set, self.half_dimensions, *self.hidden)
         self.validate()
 
     @property
@@ -142,7 +156,8 @@ class Network:
     @property
     def hash(self) -> int:
         return (feature_hash(self.feature_set) ^ (2 * self.half_dimensions)) ^ network_hash(
-            self.half_dimensions, *self.hidden)
+            self.half_dimensions, *self.hidden
+        )
 
     def validate(self) -> None:
         """Check dtypes and shapes against the architecture; NNUEFormatError if wrong."""
@@ -150,8 +165,10 @@ class Network:
             raise NNUEFormatError(f"unknown feature set {self.feature_set!r}")
         h = self.half_dimensions
         l1, l2 = (int(b.shape[0]) for b in self.biases[:2])
-        want = [("ft_bias", self.ft_bias, np.int16, (h,)),
-                ("ft_weight", self.ft_weight, np.int16, (FEATURE_SETS[self.feature_set], h))]
+        want = [
+            ("ft_bias", self.ft_bias, np.int16, (h,)),
+            ("ft_weight", self.ft_weight, np.int16, (FEATURE_SETS[self.feature_set], h)),
+        ]
         ins = (2 * h, l1, l2)
         outs = (l1, l2, 1)
         if len(self.biases) != 3 or len(self.weights) != 3:
@@ -161,11 +178,15 @@ class Network:
             want.append((f"weights[{k}]", self.weights[k], np.int8, (outs[k], padded(ins[k]))))
         for label, arr, dtype, shape in want:
             if arr.dtype != dtype or arr.shape != shape:
-                raise NNUEFormatError(f"{label}: expected {np.dtype(dtype).name}{list(shape)}, "
-                                      f"got {arr.dtype.name}{list(arr.shape)}")
+                raise NNUEFormatError(
+                    f"{label}: expected {np.dtype(dtype).name}{list(shape)}, "
+                    f"got {arr.dtype.name}{list(arr.shape)}"
+                )
         if parse_architecture(self.architecture) != (self.feature_set, h, l1, l2):
-            raise NNUEFormatError(f"architecture string {self.architecture!r} does not match "
-                                  f"the parameters ({self.feature_set}, {h}x2-{l1}-{l2})")
+            raise NNUEFormatError(
+                f"architecture string {self.architecture!r} does not match "
+                f"the parameters ({self.feature_set}, {h}x2-{l1}-{l2})"
+            )
 
 
 def _file_size(fs: str, half: int, l1: int, l2: int, arch_len: int) -> int:
@@ -177,6 +198,7 @@ def _file_size(fs: str, half: int, l1: int, l2: int, arch_len: int) -> int:
 
 def parse_network(data: bytes, source: str = "<bytes>") -> Network:
     """Decode the bytes of an nn.bin file; NNUEFormatError says what is wrong."""
+
     def need(n: int, what: str) -> None:
         if len(data) < n:
             raise NNUEFormatError(f"{source}: truncated: {len(data)} bytes, {what} needs {n}")
@@ -184,13 +206,14 @@ def parse_network(data: bytes, source: str = "<bytes>") -> Network:
     need(12, "the header")
     version, file_hash, arch_len = np.frombuffer(data, "<u4", 3, 0).tolist()
     if version != VERSION:
-        raise NNUEFormatError(f"{source}: not a YaneuraOu NNUE file: version 0x{version:08X}, "
-                              f"expected 0x{VERSION:08X}")
+        raise NNUEFormatError(
+            f"{source}: not a YaneuraOu NNUE file: version 0x{version:08X}, expected 0x{VERSION:08X}"
+        )
     if arch_len > 4096:
         raise NNUEFormatError(f"{source}: architecture string of {arch_len} bytes is not plausible")
     need(12 + arch_len, "the architecture string")
     try:
-        arch = data[12:12 + arch_len].decode("ascii")
+        arch = data[12 : 12 + arch_len].decode("ascii")
     except UnicodeDecodeError:
         raise NNUEFormatError(f"{source}: the architecture string is not ASCII") from None
     try:
@@ -200,8 +223,10 @@ def parse_network(data: bytes, source: str = "<bytes>") -> Network:
     size = _file_size(fs, half, l1, l2, arch_len)
     need(size, f"architecture {SHORT_NAMES[fs]}_{half}x2-{l1}-{l2}")
     if len(data) > size:
-        raise NNUEFormatError(f"{source}: {len(data) - size} unexpected bytes after the network "
-                              f"({len(data)} bytes, {SHORT_NAMES[fs]}_{half}x2-{l1}-{l2} needs {size})")
+        raise NNUEFormatError(
+            f"{source}: {len(data) - size} unexpected bytes after the network "
+            f"({len(data)} bytes, {SHORT_NAMES[fs]}_{half}x2-{l1}-{l2} needs {size})"
+        )
     offset = 12 + arch_len
 
     def take(dtype: str, count: int) -> np.ndarray:
@@ -220,12 +245,16 @@ def parse_network(data: bytes, source: str = "<bytes>") -> Network:
     for out, inp in ((l1, 2 * half), (l2, l1), (1, l2)):
         biases.append(take("<i4", out).astype(np.int32))
         weights.append(take("i1", out * padded(inp)).astype(np.int8).reshape(out, padded(inp)))
-    for label, got, want in (("feature transformer", ft_hash, want_ft),
-                             ("network", net_hash, want_net),
-                             ("file", file_hash, want_ft ^ want_net)):
+    for label, got, want in (
+        ("feature transformer", ft_hash, want_ft),
+        ("network", net_hash, want_net),
+        ("file", file_hash, want_ft ^ want_net),
+    ):
         if got != want:
-            raise NNUEFormatError(f"{source}: {label} hash 0x{got:08X} does not match "
-                                  f"{SHORT_NAMES[fs]}_{half}x2-{l1}-{l2} (expected 0x{want:08X})")
+            raise NNUEFormatError(
+                f"{source}: {label} hash 0x{got:08X} does not match "
+                f"{SHORT_NAMES[fs]}_{half}x2-{l1}-{l2} (expected 0x{want:08X})"
+            )
     return Network(fs, ft_bias, ft_weight, biases, weights, arch, source)
 
 
@@ -248,9 +277,14 @@ def network_bytes(net: Network) -> bytes:
     h1, h2 = net.hidden
     ft_hash = feature_hash(net.feature_set) ^ (2 * net.half_dimensions)
     nt_hash = network_hash(net.half_dimensions, h1, h2)
-    parts = [np.array([VERSION, ft_hash ^ nt_hash, len(arch)], "<u4").tobytes(), arch,
-             np.array([ft_hash], "<u4").tobytes(), net.ft_bias.astype("<i2").tobytes(),
-             net.ft_weight.astype("<i2").tobytes(), np.array([nt_hash], "<u4").tobytes()]
+    parts = [
+        np.array([VERSION, ft_hash ^ nt_hash, len(arch)], "<u4").tobytes(),
+        arch,
+        np.array([ft_hash], "<u4").tobytes(),
+        net.ft_bias.astype("<i2").tobytes(),
+        net.ft_weight.astype("<i2").tobytes(),
+        np.array([nt_hash], "<u4").tobytes(),
+    ]
     for b, w in zip(net.biases, net.weights):
         parts += [b.astype("<i4").tobytes(), w.astype("i1").tobytes()]
     return b"".join(parts)
@@ -265,8 +299,9 @@ def write_network(net: Network, path: str | Path) -> None:
     os.replace(tmp, path)
 
 
-def random_network(feature_set: str = "HalfKP(Friend)", seed: int = 0, half: int = 256,
-                   l1: int = 32, l2: int = 32) -> Network:
+def random_network(
+    feature_set: str = "HalfKP(Friend)", seed: int = 0, half: int = 256, l1: int = 32, l2: int = 32
+) -> Network:
     """A network with random weights whose activations spread over the whole clipped range
     (for tests and benchmarks; it plays no shogi)."""
     if feature_set in ("halfkp", "kp"):

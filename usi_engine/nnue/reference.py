@@ -1,5 +1,6 @@
 """The forward pass in plain numpy, written from the format description alone: the yardstick
 the numba inference (core/nnue.py) is tested against.  Slow (a full refresh per call)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ def accumulator(net: Network, board: np.ndarray, hands: np.ndarray, perspective:
     (int16 arithmetic wraps, as YaneuraOu's vector adds do)."""
     rows = net.ft_weight[active_features(net.feature_set, board, hands, perspective)]
     total = net.ft_bias.astype(np.int64) + rows.astype(np.int64).sum(axis=0)
-    return total.astype(np.int16)      # modulo 2^16, like the wrapping int16 additions
+    return total.astype(np.int16)  # modulo 2^16, like the wrapping int16 additions
 
 
 def raw_output(net: Network, board: np.ndarray, hands: np.ndarray, side_to_move: int) -> int:
@@ -22,7 +23,7 @@ def raw_output(net: Network, board: np.ndarray, hands: np.ndarray, side_to_move:
     halves = [accumulator(net, board, hands, p) for p in (side_to_move, 1 - side_to_move)]
     x = np.clip(np.concatenate(halves).astype(np.int64), 0, 127)
     for k in range(3):
-        w = net.weights[k][:, :x.shape[0]].astype(np.int64)
+        w = net.weights[k][:, : x.shape[0]].astype(np.int64)
         y = net.biases[k].astype(np.int64) + w @ x
         if k == 2:
             return int(np.int32(y[0]))
@@ -30,8 +31,9 @@ def raw_output(net: Network, board: np.ndarray, hands: np.ndarray, side_to_move:
     raise AssertionError("unreachable")
 
 
-def evaluate(net: Network, board: np.ndarray, hands: np.ndarray, side_to_move: int,
-             fv_scale: int = 16) -> int:
+def evaluate(
+    net: Network, board: np.ndarray, hands: np.ndarray, side_to_move: int, fv_scale: int = 16
+) -> int:
     """raw_output / fv_scale rounded toward zero (YaneuraOu's `e` before its clamp)."""
     raw = raw_output(net, board, hands, side_to_move)
     q = abs(raw) // fv_scale

@@ -13,6 +13,7 @@ process share its arrays; `make_searcher` puts them together.
 Importing this module is cheap (no numba, no numpy): the search is imported when a
 searcher is made or a network loaded.
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,22 +28,23 @@ if TYPE_CHECKING:
     from ..core.network import NetArrays
     from .searcher import Searcher
 
-INTERNAL = "<internal>"      # EvalDir of the network shipped in the package
-HANDMADE = "handmade"        # EvalDir of the hand-made evaluation (no network)
+INTERNAL = "<internal>"  # EvalDir of the network shipped in the package
+HANDMADE = "handmade"  # EvalDir of the hand-made evaluation (no network)
 DEFAULT_FV_SCALE = 16
-CACHE_SIZE = 2               # networks kept loaded: two engines of one process share theirs
+CACHE_SIZE = 2  # networks kept loaded: two engines of one process share theirs
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """How a Searcher searches. None leaves the searcher's own: for a new one, a table of
     2^20 entries (24 MB) and core/params.py's defaults."""
-    hash_mb: int | None = None                 # transposition table, MB
-    threads: int = 1                           # Lazy SMP threads
-    draw_value: int = 0                        # score of a draw by repetition, side to move's view
-    switches: Mapping[str, int] = field(default_factory=dict)   # changes to switches.SWITCHES
+
+    hash_mb: int | None = None  # transposition table, MB
+    threads: int = 1  # Lazy SMP threads
+    draw_value: int = 0  # score of a draw by repetition, side to move's view
+    switches: Mapping[str, int] = field(default_factory=dict)  # changes to switches.SWITCHES
     search_params: Sequence[int] | None = None  # core/params.py's table, in PARAMS order
-    max_game_ply: int = 0                      # a draw at this game ply inside the tree; 0: none
+    max_game_ply: int = 0  # a draw at this game ply inside the tree; 0: none
 
     @classmethod
     def from_options(cls, options) -> "SearchSettings":
@@ -50,11 +52,14 @@ class SearchSettings:
         answers `name in options`, `options[name]` and `options.search_params()`):
         USI_Hash, Threads, DrawValue, MaxMovesToDraw, the Tune_ values and the switches
         the options declare."""
-        return cls(hash_mb=int(options["USI_Hash"]), threads=int(options["Threads"]),
-                   draw_value=int(options["DrawValue"]),
-                   switches={name: int(options[name]) for name in SWITCHES if name in options},
-                   search_params=tuple(int(v) for v in options.search_params()),
-                   max_game_ply=int(options["MaxMovesToDraw"]))
+        return cls(
+            hash_mb=int(options["USI_Hash"]),
+            threads=int(options["Threads"]),
+            draw_value=int(options["DrawValue"]),
+            switches={name: int(options[name]) for name in SWITCHES if name in options},
+            search_params=tuple(int(v) for v in options.search_params()),
+            max_game_ply=int(options["MaxMovesToDraw"]),
+        )
 
     def all_switches(self) -> dict[str, int]:
         """Every switch: switches.SWITCHES' defaults with this settings' changes."""
@@ -70,17 +75,23 @@ def configure(searcher: "Searcher", settings: SearchSettings) -> None:
     if unknown:
         raise ValueError(f"unknown search switch {sorted(unknown)[0]!r}")
     searcher.configure(
-        hash_mb=settings.hash_mb, threads=settings.threads, draw_value=settings.draw_value,
-        switches=settings.all_switches(), max_game_ply=settings.max_game_ply,
-        search_params=None if settings.search_params is None else list(settings.search_params))
+        hash_mb=settings.hash_mb,
+        threads=settings.threads,
+        draw_value=settings.draw_value,
+        switches=settings.all_switches(),
+        max_game_ply=settings.max_game_ply,
+        search_params=None if settings.search_params is None else list(settings.search_params),
+    )
 
 
-def make_searcher(settings: SearchSettings | None = None, *, network: "LoadedNetwork | None" = None,
-                  warmup: bool = False) -> "Searcher":
+def make_searcher(
+    settings: SearchSettings | None = None, *, network: "LoadedNetwork | None" = None, warmup: bool = False
+) -> "Searcher":
     """A new Searcher with `settings`, evaluating with `network` (load_network's; None:
     the hand-made evaluation); `warmup` compiles (or loads from numba's cache) the search
     and runs a tiny one, so that no clock runs while that happens."""
     from .searcher import Searcher
+
     searcher = Searcher()
     configure(searcher, settings or SearchSettings())
     if network is not None:
@@ -93,9 +104,10 @@ def make_searcher(settings: SearchSettings | None = None, *, network: "LoadedNet
 @dataclass(frozen=True)
 class LoadedNetwork:
     """A network as the search uses it (`arrays`, for Searcher.set_network), and which it is."""
+
     arrays: "NetArrays"
-    name: str                  # YaneuraOu's name of the architecture: 'halfkp_256x2-32-32'
-    source: str                # the file it was read from
+    name: str  # YaneuraOu's name of the architecture: 'halfkp_256x2-32-32'
+    source: str  # the file it was read from
     fv_scale: int
 
 
@@ -103,8 +115,7 @@ _cache: OrderedDict[tuple, LoadedNetwork] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def load_network(evaldir: str | None = INTERNAL,
-                 fv_scale: int = DEFAULT_FV_SCALE) -> LoadedNetwork | None:
+def load_network(evaldir: str | None = INTERNAL, fv_scale: int = DEFAULT_FV_SCALE) -> LoadedNetwork | None:
     """The network of an EvalDir option value, None for the hand-made evaluation.
 
     As the EvalDir option (docs/nnue.md): '<internal>' (the default; also empty, as a GUI
@@ -115,6 +126,7 @@ def load_network(evaldir: str | None = INTERNAL,
     FV_SCALE raises ValueError too. The same file (unchanged on disk) and FV_SCALE give
     the same LoadedNetwork, its arrays shared."""
     from ..core.network import load_eval_dir, network_arrays
+
     file = None if evaldir is None else _network_file(evaldir)
     if file is None:
         return None
@@ -122,7 +134,7 @@ def load_network(evaldir: str | None = INTERNAL,
         stat = file.stat()
         key = (str(file.resolve()), stat.st_mtime_ns, stat.st_size, int(fv_scale))
     except OSError:
-        key = None                    # load_eval_dir says what is wrong
+        key = None  # load_eval_dir says what is wrong
     with _cache_lock:
         if key is not None and key in _cache:
             _cache.move_to_end(key)
@@ -139,6 +151,7 @@ def load_network(evaldir: str | None = INTERNAL,
 def _network_file(evaldir: str) -> Path | None:
     """The file load_eval_dir reads for `evaldir`; None for the hand-made evaluation."""
     from ..core.network import HANDMADE_NAMES, SHIPPED_NAMES, shipped_network_path
+
     text = str(evaldir).strip()
     if text.lower() in HANDMADE_NAMES:
         return None

@@ -5,6 +5,7 @@ Python owns the clock: `think` runs in the caller's thread (numba releases the G
 another thread stops it by setting `stop[0]`.  After every iteration (and every fail-high
 or fail-low) it reports an `IterationInfo`, from which the protocol prints `info` lines.
 """
+
 from __future__ import annotations
 
 import threading
@@ -48,8 +49,8 @@ def restrict_root(ctx, searchmoves: list[str]) -> int:
     wanted = set(searchmoves)
     kept = [i for i in range(n) if move_to_usi(int(ctx.root_moves[i])) in wanted]
     if kept:
-        ctx.root_moves[:len(kept)] = ctx.root_moves[kept]
-        ctx.root_scores[:len(kept)] = ctx.root_scores[kept]
+        ctx.root_moves[: len(kept)] = ctx.root_moves[kept]
+        ctx.root_scores[: len(kept)] = ctx.root_scores[kept]
         ctx.params[cs.P_ROOT_N] = len(kept)
     return int(ctx.params[cs.P_ROOT_N])
 
@@ -57,25 +58,26 @@ def restrict_root(ctx, searchmoves: list[str]) -> int:
 @dataclass
 class IterationInfo:
     """One `info` line: a finished iteration, a fail-high/low, or one MultiPV line."""
+
     depth: int
     seldepth: int
     multipv: int
     score_cp: int | None
-    score_mate: int | None       # plies to mate, negative when the side to move is mated
-    bound: str | None            # None exact, "lowerbound" or "upperbound"
+    score_mate: int | None  # plies to mate, negative when the side to move is mated
+    bound: str | None  # None exact, "lowerbound" or "upperbound"
     nodes: int
     time_ms: int
     nps: int
     hashfull: int
     pv: list[str] = field(default_factory=list)
-    last_line: bool = True       # the last MultiPV line of its iteration
+    last_line: bool = True  # the last MultiPV line of its iteration
 
 
 @dataclass
 class ThinkResult:
-    best: str | None             # None: no legal move
+    best: str | None  # None: no legal move
     ponder: str | None
-    info: IterationInfo | None   # the line to print right before bestmove
+    info: IterationInfo | None  # the line to print right before bestmove
 
 
 def score_fields(v: int) -> tuple[int | None, int | None]:
@@ -90,30 +92,38 @@ def score_fields(v: int) -> tuple[int | None, int | None]:
 class Searcher:
     """Owns the TT, one search context per thread, and runs `think`."""
 
-    SWITCHES = SWITCHES              # search/switches.py: names, defaults and why
+    SWITCHES = SWITCHES  # search/switches.py: names, defaults and why
     # where each switch goes in the core's parameters (one entry per name of SWITCHES)
-    _SWITCH_PARAM = {"NullMove": cs.P_NULL_MOVE, "LMR": cs.P_LMR, "Futility": cs.P_FUTILITY,
-                     "Razoring": cs.P_RAZORING, "CheckExtension": cs.P_CHECK_EXT,
-                     "Mate1Ply": cs.P_MATE1, "IIR": cs.P_IIR,
-                     "MultiIterativeDeepening": cs.P_MID, "HalfPlyExtension": cs.P_HALF_PLY,
-                     "HalfPlyExtensionFull": cs.P_HALF_PLY_FULL, "OneSideLimitedPVS": cs.P_OSL,
-                     "ShallowSearchOrdering": cs.P_SHALLOW_ORDER,
-                     "CorrectionHistory": cs.P_CORRECTION,
-                     "Mate1PlyQuiescence": cs.P_QS_MATE1}
+    _SWITCH_PARAM = {
+        "NullMove": cs.P_NULL_MOVE,
+        "LMR": cs.P_LMR,
+        "Futility": cs.P_FUTILITY,
+        "Razoring": cs.P_RAZORING,
+        "CheckExtension": cs.P_CHECK_EXT,
+        "Mate1Ply": cs.P_MATE1,
+        "IIR": cs.P_IIR,
+        "MultiIterativeDeepening": cs.P_MID,
+        "HalfPlyExtension": cs.P_HALF_PLY,
+        "HalfPlyExtensionFull": cs.P_HALF_PLY_FULL,
+        "OneSideLimitedPVS": cs.P_OSL,
+        "ShallowSearchOrdering": cs.P_SHALLOW_ORDER,
+        "CorrectionHistory": cs.P_CORRECTION,
+        "Mate1PlyQuiescence": cs.P_QS_MATE1,
+    }
 
     def __init__(self) -> None:
         self.tt = table_for_entries(DEFAULT_TT_ENTRIES)
         self.threads = 1
         self.draw_value = 0
-        self.max_game_ply = 0              # MaxMovesToDraw inside the tree; 0: no limit
-        self.search_params = defaults()    # core/params.py's tunable constants
+        self.max_game_ply = 0  # MaxMovesToDraw inside the tree; 0: no limit
+        self.search_params = defaults()  # core/params.py's tunable constants
         self.switches = dict(self.SWITCHES)
         self.generation = 0
         self._helper_stop = np.zeros(1, np.int32)
         self._contexts: list[cs.SearchCtx] = []
         self._positions: list[cb.PosArrays] = []
         self._best_changes: list[int] = []
-        self.network = None               # core.network.NetArrays; None: hand-made evaluation
+        self.network = None  # core.network.NetArrays; None: hand-made evaluation
         self._ensure_contexts()
 
     # --- configuration ---------------------------------------------------------------
@@ -121,13 +131,20 @@ class Searcher:
         while len(self._contexts) < self.threads:
             self._contexts.append(cs.new_context(self.tt, self._helper_stop, self.search_params))
             self._positions.append(cb.new_position(self.network))
-        del self._contexts[self.threads:]
-        del self._positions[self.threads:]
+        del self._contexts[self.threads :]
+        del self._positions[self.threads :]
         self._contexts = [c._replace(tt=self.tt) for c in self._contexts]
 
-    def configure(self, *, hash_mb: int | None = None, threads: int | None = None,
-                  draw_value: int | None = None, switches: dict[str, int] | None = None,
-                  max_game_ply: int | None = None, search_params: list[int] | None = None) -> None:
+    def configure(
+        self,
+        *,
+        hash_mb: int | None = None,
+        threads: int | None = None,
+        draw_value: int | None = None,
+        switches: dict[str, int] | None = None,
+        max_game_ply: int | None = None,
+        search_params: list[int] | None = None,
+    ) -> None:
         """Change what is given; `search_params` is core/params.py's table in PARAMS order."""
         if hash_mb is not None:
             table = new_table(hash_mb)
@@ -160,15 +177,15 @@ class Searcher:
         """Forget everything learned: TT and all history tables."""
         self.tt.fill(0)
         for ctx in self._contexts:
-            clear_histories(Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers,
-                                      ctx.capture))
+            clear_histories(Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers, ctx.capture))
             clear_histories(Corrections(ctx.corr_kings, ctx.corr_hands, ctx.corr_cont))
 
     def warmup(self) -> None:
         """Compile (or load from the cache) every search function and run a tiny search."""
         pos = Position("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
-        self.think(pos, depth=3, nodes=None, multipv=1, stop=np.zeros(1, np.int32),
-                   on_iteration=lambda info: None)
+        self.think(
+            pos, depth=3, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
+        )
         self.new_game()
 
     def stability(self) -> float:
@@ -177,8 +194,9 @@ class Searcher:
         return 1.0 / (1.0 + sum(recent))
 
     # --- thinking --------------------------------------------------------------------
-    def _prepare(self, i: int, pos: Position, stop: np.ndarray, node_limit: int,
-                 searchmoves: list[str] | None) -> cs.SearchCtx:
+    def _prepare(
+        self, i: int, pos: Position, stop: np.ndarray, node_limit: int, searchmoves: list[str] | None
+    ) -> cs.SearchCtx:
         ctx = self._contexts[i]._replace(stop=stop)
         arrays = self._positions[i]
         cb.copy_into(arrays, pos.arrays)
@@ -199,9 +217,18 @@ class Searcher:
     def _nodes(self) -> int:
         return int(sum(int(c.stats[cs.S_NODES]) for c in self._contexts))
 
-    def think(self, pos: Position, *, depth: int | None, nodes: int | None, multipv: int,
-              stop: np.ndarray, on_iteration: Callable[[IterationInfo], None],
-              searchmoves: list[str] | None = None, consideration: bool = False) -> ThinkResult:
+    def think(
+        self,
+        pos: Position,
+        *,
+        depth: int | None,
+        nodes: int | None,
+        multipv: int,
+        stop: np.ndarray,
+        on_iteration: Callable[[IterationInfo], None],
+        searchmoves: list[str] | None = None,
+        consideration: bool = False,
+    ) -> ThinkResult:
         """Iterative deepening until `depth`, `nodes`, or stop[0] is set.
 
         searchmoves: USI moves the root is restricted to (`go searchmoves`); ignored when
@@ -262,8 +289,15 @@ class Searcher:
             for t in helpers:
                 t.join()
         if final is None or final.pv[:1] != [move_to_usi(best_move)]:
-            final = self._info(ctx, max(1, final.depth if final else 1), 1,
-                               last_scores[0], None, start, [move_to_usi(m) for m in best_pv])
+            final = self._info(
+                ctx,
+                max(1, final.depth if final else 1),
+                1,
+                last_scores[0],
+                None,
+                start,
+                [move_to_usi(m) for m in best_pv],
+            )
         else:
             final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
         ponder = final.pv[1] if len(final.pv) > 1 else None
@@ -279,7 +313,7 @@ class Searcher:
         if order == list(range(len(scores))):
             return
         n = len(order)
-        ctx.root_moves[:n] = ctx.root_moves[order]      # fancy indexing copies first
+        ctx.root_moves[:n] = ctx.root_moves[order]  # fancy indexing copies first
         ctx.root_scores[:n] = ctx.root_scores[order]
         lines[:] = [lines[k] for k in order]
         scores[:] = [scores[k] for k in order]
@@ -295,7 +329,7 @@ class Searcher:
             lines = list(lines)
             lines[k] = self._info(ctx, d, k + 1, int(ctx.root_scores[k]), None, start, self._pv(ctx))
         elif k == 0:
-            return          # nothing new since the last finished iteration
+            return  # nothing new since the last finished iteration
         for line in lines:
             if line is not None:
                 line.last_line = False
@@ -328,20 +362,31 @@ class Searcher:
     @staticmethod
     def _pv(ctx) -> list[int]:
         n = int(ctx.pv_len[0])
-        return [int(m) for m in ctx.pv[0, :max(n, 1)]]
+        return [int(m) for m in ctx.pv[0, : max(n, 1)]]
 
     def _info(self, ctx, depth, multipv, score, bound, start, pv) -> IterationInfo:
         elapsed = time.monotonic() - start
         nodes = self._nodes()
         cp, mate = score_fields(score)
         pv_text = [move_to_usi(m) if isinstance(m, int) else m for m in pv]
-        return IterationInfo(depth, int(ctx.stats[cs.S_SELDEPTH]), multipv, cp, mate, bound, nodes,
-                             int(elapsed * 1000), int(nodes / elapsed) if elapsed > 0 else 0,
-                             int(hashfull(self.tt, self.generation)), pv_text)
+        return IterationInfo(
+            depth,
+            int(ctx.stats[cs.S_SELDEPTH]),
+            multipv,
+            cp,
+            mate,
+            bound,
+            nodes,
+            int(elapsed * 1000),
+            int(nodes / elapsed) if elapsed > 0 else 0,
+            int(hashfull(self.tt, self.generation)),
+            pv_text,
+        )
 
     # --- Lazy SMP ------------------------------------------------------------------------
-    def _start_helpers(self, pos: Position, max_depth: int,
-                       searchmoves: list[str] | None) -> list[threading.Thread]:
+    def _start_helpers(
+        self, pos: Position, max_depth: int, searchmoves: list[str] | None
+    ) -> list[threading.Thread]:
         self._helper_stop[0] = 0
         threads = []
         for i in range(1, self.threads):

@@ -5,6 +5,7 @@ answers `usi`, before numba is imported (server/options.py), and the Searcher re
 same table (search/searcher.py maps each name to its slot of the core's parameters).
 The order here is the order in which `usi` declares them. Read-only: copy it to change it.
 """
+
 from types import MappingProxyType
 from typing import Mapping
 
@@ -15,9 +16,21 @@ from typing import Mapping
 # The classic techniques of the Japanese computer-shogi texts (multi-iterative deepening, YSS's half-ply
 # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
 # search) are off: measured in docs/EXPERIMENTS.md.
-SWITCHES: Mapping[str, int] = MappingProxyType({
-    "NullMove": 1, "LMR": 1, "Futility": 1, "Razoring": 1, "CheckExtension": 1,
-    "Mate1Ply": 0, "IIR": 1, "MultiIterativeDeepening": 0, "HalfPlyExtension": 0,
-    "HalfPlyExtensionFull": 0, "OneSideLimitedPVS": 0, "ShallowSearchOrdering": 0,
-    "CorrectionHistory": 1, "Mate1PlyQuiescence": 1,
-})
+SWITCHES: Mapping[str, int] = MappingProxyType(
+    {
+        "NullMove": 1,
+        "LMR": 1,
+        "Futility": 1,
+        "Razoring": 1,
+        "CheckExtension": 1,
+        "Mate1Ply": 0,
+        "IIR": 1,
+        "MultiIterativeDeepening": 0,
+        "HalfPlyExtension": 0,
+        "HalfPlyExtensionFull": 0,
+        "OneSideLimitedPVS": 0,
+        "ShallowSearchOrdering": 0,
+        "CorrectionHistory": 1,
+        "Mate1PlyQuiescence": 1,
+    }
+)

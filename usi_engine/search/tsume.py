@@ -16,6 +16,7 @@ checks, ("timeout", []) when a limit or the stop flag ended the search first.  W
 mate is proven but the exact shortest line does not fit in the time left, the line of the
 proof found is returned (a valid forced mate, possibly not the shortest).
 """
+
 from __future__ import annotations
 
 import threading
@@ -32,8 +33,8 @@ from ..position import Position, move_to_usi
 DEFAULT_TABLE_MB = 64
 _SLICE_MIN = 20_000
 _INFO_EVERY_S = 1.0
-_EXACT_MIN_NODES = 2_000_000   # the shortest-mate pass may spend this many nodes at least,
-_EXACT_FACTOR = 4              # or this many times the nodes the proof took
+_EXACT_MIN_NODES = 2_000_000  # the shortest-mate pass may spend this many nodes at least,
+_EXACT_FACTOR = 4  # or this many times the nodes the proof took
 
 
 class MateSolver:
@@ -57,9 +58,15 @@ class MateSolver:
             self.table = cm.new_table(self.table_mb)
 
     # ------------------------------------------------------------------------------------
-    def solve(self, pos: Position, *, stop: np.ndarray | None = None,
-              time_limit_ms: int | None = None, nodes: int | None = None,
-              on_info=None) -> tuple[str, list[str]]:
+    def solve(
+        self,
+        pos: Position,
+        *,
+        stop: np.ndarray | None = None,
+        time_limit_ms: int | None = None,
+        nodes: int | None = None,
+        on_info=None,
+    ) -> tuple[str, list[str]]:
         with self._lock:
             answer = self._solve(pos, stop, time_limit_ms, nodes, on_info)
         _compiled.set()
@@ -116,7 +123,7 @@ class MateSolver:
             pn, dn = cm.dfpn_run(a, tt, work, 0)
             dt = time.perf_counter() - t0
             done = int(params[cm.P_NODES]) - n0
-            if dt > 0 and done > 0:     # aim at about 0.1 s per slice
+            if dt > 0 and done > 0:  # aim at about 0.1 s per slice
                 slice_nodes = max(_SLICE_MIN, min(5_000_000, int(done / dt * 0.1)))
             if pn == 0:
                 status = "mate"
@@ -189,8 +196,7 @@ class MateSolver:
                         return line
                 cand = [int(m) for m in moves[:n]]
                 chosen, chosen_len = None, None
-                if or_node and not any(cm.probe_after(a, tt, int(m), attacker)[0] == 0
-                                       for m in cand):
+                if or_node and not any(cm.probe_after(a, tt, int(m), attacker)[0] == 0 for m in cand):
                     # no proven check in the table (overwritten): prove this node again
                     if not self._reprove(a, tt, work, depth & 1, out_of_budget, next_limit):
                         return None
@@ -238,7 +244,7 @@ class MateSolver:
             params[cm.P_ROOTPLY] = saved_root
 
 
-_compiled = threading.Event()       # set when a solve has run: the df-pn code is compiled
+_compiled = threading.Event()  # set when a solve has run: the df-pn code is compiled
 
 
 def compiled() -> bool:
@@ -261,9 +267,14 @@ def default_solver(table_mb: int | None = None) -> MateSolver:
         return _default
 
 
-def solve(pos: Position, *, stop: np.ndarray | None = None, time_limit_ms: int | None = None,
-          nodes: int | None = None, on_info=None) -> tuple[str, list[str]]:
+def solve(
+    pos: Position,
+    *,
+    stop: np.ndarray | None = None,
+    time_limit_ms: int | None = None,
+    nodes: int | None = None,
+    on_info=None,
+) -> tuple[str, list[str]]:
     """Solve `pos` as a tsume problem for the side to move, with the module's default solver
     (a 64 MiB table allocated on first use)."""
-    return default_solver().solve(pos, stop=stop, time_limit_ms=time_limit_ms, nodes=nodes,
-                                  on_info=on_info)
+    return default_solver().solve(pos, stop=stop, time_limit_ms=time_limit_ms, nodes=nodes, on_info=on_info)

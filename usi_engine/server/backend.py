@@ -25,19 +25,19 @@ class Backend:
         self.options = options
         self.out = out
         self.log = log
-        self.lock = threading.RLock()              # setup and configuration
+        self.lock = threading.RLock()  # setup and configuration
         self._import_lock = threading.Lock()
         self.np = None
         self.searcher = None
         self.ready = False
         self._position_cls = None
-        self._settings: SearchSettings | None = None     # those the Searcher has now
-        self._mate_mb = None                # MateHash the mate solver's table was made with
+        self._settings: SearchSettings | None = None  # those the Searcher has now
+        self._mate_mb = None  # MateHash the mate solver's table was made with
         self._newgame_pending = False
-        self._eval_key = None                # (EvalDir, FV_SCALE) now in use; None: not loaded
+        self._eval_key = None  # (EvalDir, FV_SCALE) now in use; None: not loaded
         self._mate_warm = threading.Event()  # set when the mate solver is compiled (or failed)
         self._mate_thread: threading.Thread | None = None
-        self._machine: tuple[int | None, int] | None = None   # (memory MB, cores): limits.py
+        self._machine: tuple[int | None, int] | None = None  # (memory MB, cores): limits.py
         self._last_request: tuple[int, int, int] | None = None
 
     # ------------------------------------------------------------------ imports
@@ -46,6 +46,7 @@ class Backend:
         with self._import_lock:
             if self._position_cls is None:
                 from ..position import Position
+
                 self._position_cls = Position
             return self._position_cls
 
@@ -53,6 +54,7 @@ class Backend:
         """Set everything up in the background as soon as `usi` is answered: numba compiles
         (or loads its cache) while the GUI shows the options, and `isready` finds the work
         done or under way instead of starting it."""
+
         def run():
             try:
                 with self.lock:
@@ -60,6 +62,7 @@ class Backend:
                         self._first_setup()
             except Exception as exc:  # isready tries again and reports it
                 self.log(f"preload failed: {exc!r}")
+
         threading.Thread(target=run, name="preload", daemon=True).start()
 
     # ------------------------------------------------------------------ readiness
@@ -78,6 +81,7 @@ class Backend:
 
     def _first_setup(self) -> None:
         import numpy as np
+
         self.np = np
         self.position_cls()
         for msg in self.options.report_pending() + self.options.take_messages():
@@ -115,6 +119,7 @@ class Backend:
         t0 = time.monotonic()
         try:
             from ..search.tsume import solve
+
             pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
             solve(pos, stop=self.np.zeros(1, self.np.int32), time_limit_ms=None, nodes=10000)
             self.log(f"mate solver warmup {time.monotonic() - t0:.2f}s")
@@ -134,18 +139,20 @@ class Backend:
         """Pass the options to the Searcher and the mate solver (only what changed); tables
         and threads beyond what the machine has are reduced to fit (limits.py)."""
         opts = self.options
-        hash_mb, mate_mb, threads = self._fitted(int(opts["USI_Hash"]), int(opts["MateHash"]),
-                                                 int(opts["Threads"]))
+        hash_mb, mate_mb, threads = self._fitted(
+            int(opts["USI_Hash"]), int(opts["MateHash"]), int(opts["Threads"])
+        )
         settings = replace(SearchSettings.from_options(opts), hash_mb=hash_mb, threads=threads)
         if force or settings != self._settings:
             try:
                 configure(self.searcher, settings)
-            except MemoryError:         # the machine is short of memory now: keep the old table
+            except MemoryError:  # the machine is short of memory now: keep the old table
                 self.out.info(f"USI_Hash {hash_mb} MB: out of memory, keeping the table in use")
                 configure(self.searcher, replace(settings, hash_mb=None))
             self._settings = settings
         if force or mate_mb != self._mate_mb:
             from ..search.tsume import default_solver
+
             try:
                 default_solver(mate_mb)
             except MemoryError:
@@ -155,7 +162,8 @@ class Backend:
     def _fitted(self, hash_mb: int, mate_mb: int, threads: int) -> tuple[int, int, int]:
         """The option values the machine can hold; an info string once per request cut."""
         from . import limits
-        if self._machine is None:       # measured once, before the tables grow
+
+        if self._machine is None:  # measured once, before the tables grow
             self._machine = (limits.memory_mb(), limits.cores())
         memory, cores = self._machine
         hash_mb, mate_mb, notes = limits.fit_tables(hash_mb, mate_mb, memory)
@@ -180,8 +188,11 @@ class Backend:
             return
         self.searcher.set_network(None if net is None else net.arrays)
         self._eval_key = key
-        self.out.info("evaluation: hand-made" if net is None else
-                      f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}")
+        self.out.info(
+            "evaluation: hand-made"
+            if net is None
+            else f"evaluation: {net.name} from {ascii_clean(net.source, 200)}, FV_SCALE {key[1]}"
+        )
 
     def new_game(self, idle: bool) -> None:
         """Forget the previous game (TT, histories) now if idle, else before the next search."""

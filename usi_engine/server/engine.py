@@ -21,7 +21,7 @@ from .options import CLEAR_HASH, Options, ascii_clean
 from .resign import ResignRule
 from .timeman import Budget, GoParams, TimeSettings, compute_budget
 
-STOP_WAIT_S = 5.0   # a search that has not ended this long after `stop` is considered hung
+STOP_WAIT_S = 5.0  # a search that has not ended this long after `stop` is considered hung
 # One legal move under a clock: search only this deep. Milliseconds, and deep enough that the
 # score shown is not a static guess (a depth-1 search said +541 with mate in 8 plies ahead).
 SINGLE_REPLY_DEPTH = 8
@@ -35,15 +35,15 @@ class UsiEngine:
     """
 
     def __init__(self, out, options: Options, log: Callable[[str], None] | None = None) -> None:
-        self.out = out                      # .send(line) / .send_many(lines) / .info(text), thread-safe
+        self.out = out  # .send(line) / .send_many(lines) / .info(text), thread-safe
         self.options = options
         self.log = log or (lambda msg: None)
         self.backend = Backend(options, out, self.log)
         self.game = GameState(self.backend.position_cls)
         self.resign = ResignRule()
-        self.book = BookPlayer()            # the opening book (usi_engine/book, docs/book.md)
+        self.book = BookPlayer()  # the opening book (usi_engine/book, docs/book.md)
         self._job: SearchJob | None = None
-        self._ponder_stopped = False      # the last `stop` ended a ponder search
+        self._ponder_stopped = False  # the last `stop` ended a ponder search
         self.quitting = False
 
     # ------------------------------------------------------------------ setup
@@ -102,12 +102,13 @@ class UsiEngine:
         """Start thinking; `received` (time.monotonic()) is when the `go` line arrived:
         the GUI's clock runs from then, so ours does too."""
         if not self._previous_search_ended():
-            self.out.info(f"the previous search did not stop within {STOP_WAIT_S:g} s: "
-                          "answering without a search")
+            self.out.info(
+                f"the previous search did not stop within {STOP_WAIT_S:g} s: answering without a search"
+            )
             self.out.send(self.fallback_answer(params))
             return
         self.ensure_ready()
-        if params.is_mate:      # a first start compiles df-pn after readyok: not on go mate's clock
+        if params.is_mate:  # a first start compiles df-pn after readyok: not on go mate's clock
             self.backend.wait_for_mate_solver()
         job, target = self._new_job(params)
         if received is not None and not job.pondering:
@@ -141,9 +142,8 @@ class UsiEngine:
         budget = compute_budget(params, pos.side_to_move(), pos.game_ply(), settings, relayed)
         root_moves = self._root_moves(pos, params.searchmoves)
         multipv = int(self.options["MultiPV"])
-        if multipv > len(root_moves) > 0:       # as many lines as there are moves to show
-            self.out.info(f"MultiPV {multipv}: showing {len(root_moves)}, one line per move "
-                          "to choose from")
+        if multipv > len(root_moves) > 0:  # as many lines as there are moves to show
+            self.out.info(f"MultiPV {multipv}: showing {len(root_moves)}, one line per move to choose from")
             multipv = len(root_moves)
         job = SearchJob(params, pos, stop_array, budget, multipv)
         job.root_moves = root_moves
@@ -157,8 +157,7 @@ class UsiEngine:
             return legal
         illegal = [m for m in searchmoves if m not in legal]
         if illegal:
-            self.out.info("go: searchmoves: not legal here, ignored: "
-                          + ascii_clean(" ".join(illegal), 200))
+            self.out.info("go: searchmoves: not legal here, ignored: " + ascii_clean(" ".join(illegal), 200))
         chosen = [m for m in dict.fromkeys(searchmoves) if m in legal]
         if legal and not chosen:
             self.out.info("go: searchmoves: no legal move given, searching all moves")
@@ -242,7 +241,7 @@ class UsiEngine:
             if mate_info is not None:
                 return [format_info(mate_info), self._bestmove_line(mate_info.pv)]
         depth = job.params.depth
-        if len(legal) == 1 and timed:        # the move is forced: a short search for the score
+        if len(legal) == 1 and timed:  # the move is forced: a short search for the score
             depth = SINGLE_REPLY_DEPTH if depth is None else min(depth, SINGLE_REPLY_DEPTH)
         result = self._think(job, depth)
         job.wait_until_released(self._is_quitting)
@@ -266,10 +265,16 @@ class UsiEngine:
         on_iteration = lambda info: job.on_iteration(info, self.out, self._stability, self.log)  # noqa: E731
         try:
             restricted = job.params.searchmoves is not None
-            return self.backend.searcher.think(job.pos, depth=depth, nodes=job.params.nodes,
-                                               multipv=job.multipv, stop=job.stop, on_iteration=on_iteration,
-                                               searchmoves=job.root_moves if restricted else None,
-                                               consideration=bool(self.options["ConsiderationMode"]))
+            return self.backend.searcher.think(
+                job.pos,
+                depth=depth,
+                nodes=job.params.nodes,
+                multipv=job.multipv,
+                stop=job.stop,
+                on_iteration=on_iteration,
+                searchmoves=job.root_moves if restricted else None,
+                consideration=bool(self.options["ConsiderationMode"]),
+            )
         except Exception as exc:
             self.log(traceback.format_exc())
             self.out.info(f"search error: {ascii_clean(repr(exc), 160)}; playing a fallback move")
@@ -282,7 +287,9 @@ class UsiEngine:
         if best not in legal:
             fallback = info.pv[0] if info is not None and info.pv and info.pv[0] in legal else legal[0]
             if best is not None:
-                self.out.info(f"search returned no legal best move ({ascii_clean(best, 20)}); playing {fallback}")
+                self.out.info(
+                    f"search returned no legal best move ({ascii_clean(best, 20)}); playing {fallback}"
+                )
             best = fallback
             if info is not None and (not info.pv or info.pv[0] != best):
                 info = None
@@ -325,8 +332,11 @@ class UsiEngine:
         try:
             job.wait_until_released(self._is_quitting)
         finally:
-            job.answer(self.out, [f"info string go: no search, the last position was rejected ({reason})",
-                                  answer], self.quitting)
+            job.answer(
+                self.out,
+                [f"info string go: no search, the last position was rejected ({reason})", answer],
+                self.quitting,
+            )
 
     def _run_mate(self, job: SearchJob) -> None:
         answer = "checkmate notimplemented"
@@ -350,6 +360,7 @@ class UsiEngine:
 
         def on_info(nodes, nps, time_ms):
             self.out.send(f"info nodes {int(nodes)} nps {int(nps)} time {int(time_ms)}")
+
         status, moves = solve(job.pos, stop=job.stop, time_limit_ms=limit, on_info=on_info)
         if status == "mate" and moves:
             return "checkmate " + " ".join(moves)

@@ -11,9 +11,9 @@ from .options import ascii_clean
 
 class GameState:
     def __init__(self, position_cls_loader) -> None:
-        self._load_position_cls = position_cls_loader   # imports usi_engine.position lazily
-        self._pos = None                    # current position (None = start position)
-        self._cache: tuple[str, object] | None = None   # (last `position` arguments, position)
+        self._load_position_cls = position_cls_loader  # imports usi_engine.position lazily
+        self._pos = None  # current position (None = start position)
+        self._cache: tuple[str, object] | None = None  # (last `position` arguments, position)
         # why the last `position` was refused: until a good one arrives, `go` must not
         # search the previous position (the GUI believes another one is on the board)
         self.rejected: str | None = None
@@ -50,7 +50,7 @@ class GameState:
         cached = self._cache
         if cached is None or not text.startswith(cached[0] + " "):
             return None
-        rest = text[len(cached[0]) + 1:].split(" ")
+        rest = text[len(cached[0]) + 1 :].split(" ")
         has_moves = " moves " in cached[0] + " " or cached[0].endswith(" moves")
         if not has_moves and rest and rest[0] == "moves":
             rest = rest[1:]
@@ -62,8 +62,9 @@ class GameState:
             try:
                 pos.push(mv)
             except ValueError as exc:
-                raise ValueError(f"position: illegal or unparseable move '{ascii_clean(mv, 20)}' "
-                                 f"({ascii_clean(exc, 80)})") from None
+                raise ValueError(
+                    f"position: illegal or unparseable move '{ascii_clean(mv, 20)}' ({ascii_clean(exc, 80)})"
+                ) from None
         return pos
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-MATE_SCORE_CP = 100000      # a mate score, in centipawns, where one number is needed
+MATE_SCORE_CP = 100000  # a mate score, in centipawns, where one number is needed
 
 
 def format_info(info, multipv_total: int = 1) -> str:
@@ -16,8 +16,16 @@ def format_info(info, multipv_total: int = 1) -> str:
         parts += ["score", "cp", str(int(info.score_cp or 0))]
     if info.bound in ("lowerbound", "upperbound"):
         parts.append(info.bound)
-    parts += ["nodes", str(int(info.nodes)), "nps", str(int(info.nps)), "time", str(int(info.time_ms)),
-              "hashfull", str(int(info.hashfull))]
+    parts += [
+        "nodes",
+        str(int(info.nodes)),
+        "nps",
+        str(int(info.nps)),
+        "time",
+        str(int(info.time_ms)),
+        "hashfull",
+        str(int(info.hashfull)),
+    ]
     if info.pv:
         parts += ["pv"] + [str(m) for m in info.pv]
     return " ".join(parts)

@@ -24,17 +24,17 @@ class SearchJob:
         self.stop = stop_array
         self.budget = budget
         self.multipv = multipv
-        self.root_moves: list[str] = []      # the moves to choose from (go searchmoves)
+        self.root_moves: list[str] = []  # the moves to choose from (go searchmoves)
         self.pondering = params.ponder
         self.stop_requested = False
-        self.wake = threading.Event()        # stop / ponderhit / quit
-        self.done = threading.Event()        # the answer has been printed
+        self.wake = threading.Event()  # stop / ponderhit / quit
+        self.done = threading.Event()  # the answer has been printed
         self.clock: Clock | None = None
         self.clock_start = 0.0
-        self.deadline: float | None = None   # ms: the stop was decided, it happens then
+        self.deadline: float | None = None  # ms: the stop was decided, it happens then
         self.go_time = time.monotonic()
         self.tracker = StabilityTracker()
-        self.last_info = None                # last IterationInfo with multipv 1
+        self.last_info = None  # last IterationInfo with multipv 1
         self.answered = False
         self.lock = threading.Lock()
         self.worker: threading.Thread | None = None
@@ -128,9 +128,13 @@ class SearchJob:
             clock = self.clock
             # the time check waits for the iteration's last line (fewer than MultiPV when
             # there are fewer root moves)
-            if (clock is not None and not self.pondering and info.bound is None
-                    and getattr(info, "last_line", info.multipv == self.multipv)
-                    and not clock.start_next_iteration(self.elapsed_ms(), stability(self))):
+            if (
+                clock is not None
+                and not self.pondering
+                and info.bound is None
+                and getattr(info, "last_line", info.multipv == self.multipv)
+                and not clock.start_next_iteration(self.elapsed_ms(), stability(self))
+            ):
                 self.decide_stop(self.elapsed_ms())
         except Exception as exc:  # never let reporting kill the search
             log(f"on_iteration: {exc!r}")

@@ -7,6 +7,7 @@ The engine takes what fits, says so in an `info string`, and keeps working.
 
 Cheap to import (standard library only).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ def _physical_bytes() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
-        return None                      # not POSIX: no limit known
+        return None  # not POSIX: no limit known
 
 
 def _cgroup_bytes() -> int | None:
@@ -32,7 +33,7 @@ def _cgroup_bytes() -> int | None:
             text = Path(name).read_text().strip()
         except OSError:
             continue
-        if text.isdigit() and int(text) < 1 << 60:     # v1 writes a huge number for 'none'
+        if text.isdigit() and int(text) < 1 << 60:  # v1 writes a huge number for 'none'
             return int(text)
     return None
 
@@ -41,6 +42,7 @@ def _address_space_left() -> int | None:
     """Room left under `ulimit -v` (RLIMIT_AS), None when unlimited."""
     try:
         import resource
+
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft == resource.RLIM_INFINITY:
             return None
@@ -67,11 +69,13 @@ def fit_tables(hash_mb: int, mate_mb: int, memory: int | None) -> tuple[int, int
     fitted = min(hash_mb, max(1, budget - mate))
     notes = []
     if fitted < hash_mb:
-        notes.append(f"USI_Hash {hash_mb} MB does not fit in this machine's memory ({memory} MB): "
-                     f"using {fitted} MB")
+        notes.append(
+            f"USI_Hash {hash_mb} MB does not fit in this machine's memory ({memory} MB): using {fitted} MB"
+        )
     if mate < mate_mb:
-        notes.append(f"MateHash {mate_mb} MB does not fit in this machine's memory ({memory} MB): "
-                     f"using {mate} MB")
+        notes.append(
+            f"MateHash {mate_mb} MB does not fit in this machine's memory ({memory} MB): using {mate} MB"
+        )
     return fitted, mate, notes
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-MATE_PROBE_MIN_MS = 300     # below this optimum time no probe precedes the search
-MATE_PROBE_SHARE = 0.1      # share of the optimum time the probe may use
+MATE_PROBE_MIN_MS = 300  # below this optimum time no probe precedes the search
+MATE_PROBE_SHARE = 0.1  # share of the optimum time the probe may use
 
 
 def worth_probing(optimum_ms: int) -> bool:
@@ -26,6 +26,7 @@ def probe(pos, legal: list[str], stop, optimum_ms: int, log=lambda msg: None):
         return None  # evasions: the search handles these quickly and df-pn gains little
     from ..search.searcher import IterationInfo
     from ..search.tsume import default_solver, compiled
+
     if not compiled():
         return None  # the first seconds after a first start: df-pn is still being compiled
     solver = default_solver()
@@ -39,5 +40,16 @@ def probe(pos, legal: list[str], stop, optimum_ms: int, log=lambda msg: None):
         return None
     ms = int((time.monotonic() - start) * 1000)
     nodes = int(solver.nodes)
-    return IterationInfo(len(moves), len(moves), 1, None, len(moves), None, nodes, ms,
-                         nodes * 1000 // max(ms, 1), 0, list(moves))
+    return IterationInfo(
+        len(moves),
+        len(moves),
+        1,
+        None,
+        len(moves),
+        None,
+        nodes,
+        ms,
+        nodes * 1000 // max(ms, 1),
+        0,
+        list(moves),
+    )

@@ -55,8 +55,8 @@ class Option:
     max: int | None = None
     vars: tuple[str, ...] = ()
     value: object = None
-    tunable: bool = False      # a search constant: declared at `usi` only in tuning mode
-    aliases: tuple[str, ...] = ()   # other names `setoption` accepts (never declared)
+    tunable: bool = False  # a search constant: declared at `usi` only in tuning mode
+    aliases: tuple[str, ...] = ()  # other names `setoption` accepts (never declared)
 
     def __post_init__(self) -> None:
         if " " in self.name:
@@ -82,7 +82,7 @@ class Option:
         """Convert a `setoption` / engine.cfg value; ValueError says what is wrong."""
         raw = "" if text is None else text.strip()
         if self.type == BUTTON:
-            return None     # pressed: the protocol runs its action
+            return None  # pressed: the protocol runs its action
         if self.type == CHECK:
             low = raw.lower()
             if low in _TRUE:
@@ -94,7 +94,9 @@ class Option:
             try:
                 num = int(raw)
             except ValueError:
-                raise ValueError(f"option {self.name}: expected an integer, got '{ascii_clean(raw)}'") from None
+                raise ValueError(
+                    f"option {self.name}: expected an integer, got '{ascii_clean(raw)}'"
+                ) from None
             if not (self.min <= num <= self.max):
                 raise ValueError(f"option {self.name}: {num} out of range [{self.min}, {self.max}]")
             return num
@@ -102,8 +104,7 @@ class Option:
             for v in self.vars:
                 if v.lower() == raw.lower():
                     return v
-            raise ValueError(
-                f"option {self.name}: '{ascii_clean(raw)}' is not one of {', '.join(self.vars)}")
+            raise ValueError(f"option {self.name}: '{ascii_clean(raw)}' is not one of {', '.join(self.vars)}")
         if raw == "<empty>":
             return ""
         return raw
@@ -112,25 +113,29 @@ class Option:
 def builtin_options() -> list[Option]:
     """The engine's own options (the search switches follow: search/switches.py)."""
     return [
-        Option("USI_Hash", SPIN, 24, 1, 65536),   # 24 MB: 2^20 entries
-        Option("MateHash", SPIN, 64, 1, 65536),   # MB for the df-pn table of the mate solver
+        Option("USI_Hash", SPIN, 24, 1, 65536),  # 24 MB: 2^20 entries
+        Option("MateHash", SPIN, 64, 1, 65536),  # MB for the df-pn table of the mate solver
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
         Option("MultiPV", SPIN, 1, 1, 500),
-        Option(CLEAR_HASH, BUTTON, None, aliases=("Clear Hash",)),   # forget the TT and the histories
-        Option("ConsiderationMode", CHECK, False),   # analysis: report a stopped iteration's lines
+        Option(CLEAR_HASH, BUTTON, None, aliases=("Clear Hash",)),  # forget the TT and the histories
+        Option("ConsiderationMode", CHECK, False),  # analysis: report a stopped iteration's lines
         Option("NetworkDelay", SPIN, 60, 0, 10000),
         Option("NetworkDelay2", SPIN, 120, 0, 10000),
         Option("MinimumThinkingTime", SPIN, 100, 0, 100000),
         Option("SlowMover", SPIN, 100, 1, 1000),
-        Option("RoundUpToFullSecond", CHECK, True),   # whole-second clocks: think to just before the next second
+        Option(
+            "RoundUpToFullSecond", CHECK, True
+        ),  # whole-second clocks: think to just before the next second
         Option("ResignValue", SPIN, 99999, 0, 99999),
         Option("DrawValue", SPIN, -2, -30000, 30000),
         Option("MaxMovesToDraw", SPIN, 0, 0, 100000),
         Option("EnteringKingRule", COMBO, "CSA27", vars=("none", "CSA24", "CSA27")),
         Option("DebugLog", CHECK, False),
-        Option("EvalDir", STRING, "<internal>"),    # folder of nn.bin; <internal>: the shipped network, handmade: none
-        Option("FV_SCALE", SPIN, 16, 1, 128),       # network output / FV_SCALE = centipawns
+        Option(
+            "EvalDir", STRING, "<internal>"
+        ),  # folder of nn.bin; <internal>: the shipped network, handmade: none
+        Option("FV_SCALE", SPIN, 16, 1, 128),  # network output / FV_SCALE = centipawns
     ]
 
 
@@ -138,9 +143,9 @@ def book_options() -> list[Option]:
     """The opening book's options: YaneuraOu's names and defaults (usi_engine/book,
     docs/book.md), except that BookFile is a path, and no_book (no book) by default."""
     return [
-        Option("BookFile", STRING, "no_book"),     # absolute, or relative to BookDir
+        Option("BookFile", STRING, "no_book"),  # absolute, or relative to BookDir
         Option("BookDir", STRING, "book"),
-        Option("BookMoves", SPIN, 16, 0, 10000),   # use the book up to this ply
+        Option("BookMoves", SPIN, 16, 0, 10000),  # use the book up to this ply
         Option("BookIgnoreRate", SPIN, 0, 0, 100),
         Option("BookEvalDiff", SPIN, 30, 0, 99999),
         Option("BookEvalBlackLimit", SPIN, 0, -99999, 99999),
@@ -158,6 +163,7 @@ def tunable_options() -> list[Option]:
     """core/params.py's constants as `Tune_<Name>` spin options (pure Python, no numba)."""
     from ..core.params import PARAMS
     from .tunables import option_name
+
     return [Option(option_name(p), SPIN, p.default, p.lo, p.hi, tunable=True) for p in PARAMS]
 
 
@@ -175,7 +181,7 @@ class Options:
     """Case-insensitive option table, in declaration order."""
 
     _table: dict[str, Option] = field(default_factory=dict)
-    _aliases: dict[str, str] = field(default_factory=dict)     # lower-case alias -> key
+    _aliases: dict[str, str] = field(default_factory=dict)  # lower-case alias -> key
     switch_names: list[str] = field(default_factory=list)
     # engine.cfg entries that name no option (reported at the first isready: report_pending)
     pending_cfg: dict[str, str] = field(default_factory=dict)
@@ -260,7 +266,9 @@ class Options:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 parser.read_file(fh)
         except OSError as exc:
-            self.messages.append(f"engine.cfg: cannot read {ascii_clean(str(path), 200)}: {ascii_clean(exc.strerror or exc)}")
+            self.messages.append(
+                f"engine.cfg: cannot read {ascii_clean(str(path), 200)}: {ascii_clean(exc.strerror or exc)}"
+            )
             return
         except configparser.Error as exc:
             self.messages.append(f"engine.cfg: {ascii_clean(str(exc).splitlines()[0], 200)}")

@@ -123,15 +123,20 @@ def decode_line(raw: bytes) -> str:
 
 
 class UsiProtocol:
-    def __init__(self, options: Options, out: Output | None = None, log: Log | None = None,
-                 messages: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        options: Options,
+        out: Output | None = None,
+        log: Log | None = None,
+        messages: list[str] | None = None,
+    ) -> None:
         self.log = log or Log()
         self.out = out or Output(log=self.log)
         self.options = options
         self.engine = UsiEngine(self.out, options, log=self.log.write)
         self.messages = list(messages or [])
         self._preloaded = False
-        self.line_time: float | None = None   # when the current line was read
+        self.line_time: float | None = None  # when the current line was read
         self.commands = {
             "usi": self.cmd_usi,
             "isready": self.cmd_isready,
@@ -143,9 +148,9 @@ class UsiProtocol:
             "ponderhit": self.cmd_ponderhit,
             "gameover": self.cmd_gameover,
             "quit": self.cmd_quit,
-            "eval": self.cmd_eval,      # extension: static evaluation (YaneuraOu's `e`)
+            "eval": self.cmd_eval,  # extension: static evaluation (YaneuraOu's `e`)
             "e": self.cmd_eval,
-            "usi_tunables": self.cmd_usi_tunables,   # shogiarena: the tunable constants
+            "usi_tunables": self.cmd_usi_tunables,  # shogiarena: the tunable constants
         }
 
     # ------------------------------------------------------------------ loop
@@ -300,6 +305,7 @@ class UsiProtocol:
     def cmd_usi_tunables(self, rest: str) -> None:
         """shogiarena's handshake: the tunables as JSON; from now on `usi` declares them."""
         from .tunables import usi_tunables_lines
+
         self.options.tuning = True
         self.out.send_many(usi_tunables_lines())
 

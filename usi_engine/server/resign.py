@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .info import score_as_cp
 
-NEVER_RESIGN = 99999        # ResignValue at this value: never resign
-RESIGN_STREAK = 2           # resign when this many searches in a row end below -ResignValue
+NEVER_RESIGN = 99999  # ResignValue at this value: never resign
+RESIGN_STREAK = 2  # resign when this many searches in a row end below -ResignValue
 
 
 class ResignRule:

@@ -37,10 +37,10 @@ class GoParams:
     nodes: int | None = None
     infinite: bool = False
     ponder: bool = False
-    mate: int | None = None        # go mate <ms>
-    mate_infinite: bool = False    # go mate infinite (or bare go mate)
+    mate: int | None = None  # go mate <ms>
+    mate_infinite: bool = False  # go mate infinite (or bare go mate)
     is_mate: bool = False
-    searchmoves: list[str] | None = None   # restrict the root to these moves (USI text)
+    searchmoves: list[str] | None = None  # restrict the root to these moves (USI text)
 
     def has_clock(self) -> bool:
         return any(v is not None for v in (self.btime, self.wtime, self.byoyomi, self.binc, self.winc))
@@ -105,7 +105,7 @@ def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
             j = i + 1
             while j < n and tokens[j].lower() not in _GO_KEYWORDS:
                 j += 1
-            params.searchmoves = tokens[i + 1:j]
+            params.searchmoves = tokens[i + 1 : j]
             if not params.searchmoves:
                 errors.append("go: searchmoves without moves, ignored")
                 params.searchmoves = None
@@ -142,9 +142,13 @@ class TimeSettings:
 
     @classmethod
     def from_options(cls, options) -> "TimeSettings":
-        return cls(int(options["NetworkDelay"]), int(options["NetworkDelay2"]),
-                   int(options["MinimumThinkingTime"]), int(options["SlowMover"]),
-                   bool(options["RoundUpToFullSecond"]))
+        return cls(
+            int(options["NetworkDelay"]),
+            int(options["NetworkDelay2"]),
+            int(options["MinimumThinkingTime"]),
+            int(options["SlowMover"]),
+            bool(options["RoundUpToFullSecond"]),
+        )
 
 
 # Main time is planned over the rest of a game of GAME_PLIES plies (a shogi game lasts
@@ -156,17 +160,17 @@ MIN_MOVES_TO_GO = 20
 # The search stops between 55% and 100% of its soft limit (an iteration it cannot finish
 # is not started), so it spends about this share of the optimum; the plan is divided by it.
 SPENT_SHARE = 0.55
-FREE_FRACTION_MS = 700     # whole-second clock: the uncharged part of a move, calibrated by
-                           # tests/test_timeman.py's simulated games (70-90% spent by ply 120)
-HICCUP_RESERVE_MS = 300    # seen: a search that started 340 ms after its `go` on a loaded
-                           # 2-core machine
-PONDERHIT_RELAY_MS = 150   # a ponder search's clock starts at `ponderhit` (or at the `go`
-                           # after a stopped ponder search), but the server's started when it
-                           # sent the move to the GUI: ShogiHome's bridge took up to 72 ms to
-                           # pass a move on with two engines pondering on 2 cores (a plain
-                           # `go` took under 5 ms); kept twice that in reserve
-MAX_STEAL = 4.0            # an unstable search may take this many optimum times...
-MAX_SHARE = 0.25           # ... but never more than this share of the main time left
+FREE_FRACTION_MS = 700  # whole-second clock: the uncharged part of a move, calibrated by
+# tests/test_timeman.py's simulated games (70-90% spent by ply 120)
+HICCUP_RESERVE_MS = 300  # seen: a search that started 340 ms after its `go` on a loaded
+# 2-core machine
+PONDERHIT_RELAY_MS = 150  # a ponder search's clock starts at `ponderhit` (or at the `go`
+# after a stopped ponder search), but the server's started when it
+# sent the move to the GUI: ShogiHome's bridge took up to 72 ms to
+# pass a move on with two engines pondering on 2 cores (a plain
+# `go` took under 5 ms); kept twice that in reserve
+MAX_STEAL = 4.0  # an unstable search may take this many optimum times...
+MAX_SHARE = 0.25  # ... but never more than this share of the main time left
 
 
 def main_time_reserve(time_left: int, inc: int, settings: TimeSettings) -> int:
@@ -202,8 +206,9 @@ def round_up_to_second(t_ms: float, margin: int, hard: int) -> int:
     return int(min(t, hard))
 
 
-def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings,
-                   relayed: bool = False) -> Budget | None:
+def compute_budget(
+    go: GoParams, side: int, ply: int, settings: TimeSettings, relayed: bool = False
+) -> Budget | None:
     """The thinking budget for `go` with `side` (0 black, 1 white) to move at game ply `ply`.
 
     `relayed`: a `go` that follows a stopped ponder search (the GUI stopped it and waited
@@ -258,7 +263,7 @@ def compute_budget(go: GoParams, side: int, ply: int, settings: TimeSettings,
     optimum = int(min(maximum, max(optimum, minimum)))
     minimum = int(min(max(1, minimum), maximum))
     if round_margin is not None:
-        maximum = round_up_to_second(maximum, round_margin, hard)   # free on this clock
+        maximum = round_up_to_second(maximum, round_margin, hard)  # free on this clock
     return Budget(minimum, max(1, optimum), maximum, round_margin=round_margin)
 
 
@@ -295,7 +300,7 @@ class Clock:
     it, while the minimum and the hard maximum stay on the real clock.
     """
 
-    PONDER_CREDIT = 0.5    # share of the ponder time counted as spent after ponderhit
+    PONDER_CREDIT = 0.5  # share of the ponder time counted as spent after ponderhit
 
     def __init__(self, budget: Budget, credit_ms: float = 0.0) -> None:
         self.budget = budget

@@ -21,8 +21,8 @@ from typing import Mapping, Sequence
 
 from ..core.params import PARAMS, Param
 
-PREFIX = "Tune_"          # option names of the tunables: Tune_RazorMargin
-R_END = 0.002             # fishtest's and shogiarena's default SPSA learning rate at the end
+PREFIX = "Tune_"  # option names of the tunables: Tune_RazorMargin
+R_END = 0.002  # fishtest's and shogiarena's default SPSA learning rate at the end
 SCHEMA = "shogiarena.usi_tunables.v1"
 MANIFEST_TAG = "shogiarena_tunables_json"
 USI_DONE = "usi_tunablesok"
@@ -35,10 +35,22 @@ def option_name(param: Param) -> str:
 
 def manifest(params: Sequence[Param] = PARAMS, r_end: float = R_END) -> dict:
     """The ``shogiarena.usi_tunables.v1`` manifest of the table (c_end = ``step``)."""
-    return {"schema_version": SCHEMA,
-            "tunables": [{"id": p.name, "option": option_name(p), "value_type": "int",
-                          "encoding": "integer", "default": p.default, "min": p.lo, "max": p.hi,
-                          "schedule": {"c_end": p.step, "r_end": r_end}} for p in params]}
+    return {
+        "schema_version": SCHEMA,
+        "tunables": [
+            {
+                "id": p.name,
+                "option": option_name(p),
+                "value_type": "int",
+                "encoding": "integer",
+                "default": p.default,
+                "min": p.lo,
+                "max": p.hi,
+                "schedule": {"c_end": p.step, "r_end": r_end},
+            }
+            for p in params
+        ],
+    }
 
 
 def usi_tunables_lines(params: Sequence[Param] = PARAMS) -> list[str]:

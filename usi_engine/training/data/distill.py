@@ -14,6 +14,7 @@ know: the score is a static evaluation, not a search score; the move is 0 (none)
 result is 0 (train on them with ``--lambda 1``).  A file's bytes depend only on its input
 file, `variants`, `max_random` and `seed`.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,10 +30,10 @@ from . import psv
 
 @dataclass(frozen=True)
 class DistillConfig:
-    inputs: tuple[str, ...]       # PackedSfenValue files
-    out: str                      # folder of the output files (one per input)
-    variants: int = 3             # random continuations per input position
-    max_random: int = 4           # at most this many random moves for a continuation
+    inputs: tuple[str, ...]  # PackedSfenValue files
+    out: str  # folder of the output files (one per input)
+    variants: int = 3  # random continuations per input position
+    max_random: int = 4  # at most this many random moves for a continuation
     seed: int = 1
     workers: int = 1
 
@@ -40,6 +41,7 @@ class DistillConfig:
 def _label(board: cshogi.Board, game_ply: int) -> np.ndarray | None:
     """The record of `board` with its hand-made evaluation, or None if it is not kept."""
     from ...position import Position
+
     if board.is_check() or not any(True for _ in board.legal_moves):
         return None
     rec = np.zeros((), psv.PSV_DTYPE)
@@ -80,7 +82,7 @@ def _one_file(args: tuple[DistillConfig, int]) -> tuple[str, int, int]:
     cfg, index = args
     path = output_path(cfg, index)
     records = psv.read_records(cfg.inputs[index])
-    if os.path.exists(path):                       # resumable: a file is whole or absent
+    if os.path.exists(path):  # resumable: a file is whole or absent
         return path, len(records), len(psv.read_records(path))
     rng = random.Random(f"{cfg.seed}:{index}")
     made = distill_records(records, cfg, rng)
@@ -96,13 +98,19 @@ def run(cfg: DistillConfig, log=print) -> dict:
     jobs = [(cfg, i) for i in range(len(cfg.inputs))]
     if cfg.workers > 1:
         from ...search.factory import make_searcher
-        make_searcher(warmup=True)                        # compile once before the workers load the cache
+
+        make_searcher(warmup=True)  # compile once before the workers load the cache
         with ProcessPoolExecutor(cfg.workers) as pool:
             done = list(pool.map(_one_file, jobs))
     else:
         done = [_one_file(job) for job in jobs]
-    summary = {"files": len(done), "input_positions": sum(d[1] for d in done),
-               "output_positions": sum(d[2] for d in done)}
-    log(f"{summary['output_positions']} positions labelled by the hand-made evaluation from "
-        f"{summary['input_positions']} input positions in {summary['files']} files -> {cfg.out}")
+    summary = {
+        "files": len(done),
+        "input_positions": sum(d[1] for d in done),
+        "output_positions": sum(d[2] for d in done),
+    }
+    log(
+        f"{summary['output_positions']} positions labelled by the hand-made evaluation from "
+        f"{summary['input_positions']} input positions in {summary['files']} files -> {cfg.out}"
+    )
     return summary

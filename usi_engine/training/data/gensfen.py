@@ -8,6 +8,7 @@ seeded by ``(seed, i, game number)`` only, so a shard's bytes do not depend on t
 of workers or on which worker made it; a run that is stopped and started again makes only
 the shards that are missing (a shard file appears whole, by rename, or not at all).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,13 +33,14 @@ from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
-TEACHER_RETRIES = 3         # a teacher restarted this often for one game, then the run stops
-GIVE_UP_GAMES = 1000        # games in a row without a kept position: the settings are wrong
+TEACHER_RETRIES = 3  # a teacher restarted this often for one game, then the run stops
+GIVE_UP_GAMES = 1000  # games in a row without a kept position: the settings are wrong
 
 
 @dataclass(frozen=True)
 class GenConfig:
     """A generation run.  `identity()` is what must match to resume a folder."""
+
     out: str
     positions: int
     shard_size: int = 10000
@@ -46,7 +48,7 @@ class GenConfig:
     depth: int | None = 6
     nodes: int | None = None
     hash_mb: int = 16
-    evaldir: str | None = None           # our search's network (None: hand-made evaluation)
+    evaldir: str | None = None  # our search's network (None: hand-made evaluation)
     teacher: str | None = None
     teacher_go: str = "depth 8"
     teacher_options: tuple[tuple[str, str], ...] = ()
@@ -54,7 +56,7 @@ class GenConfig:
     play: PlayConfig = field(default_factory=PlayConfig)
     workers: int = 1
     max_seconds: float | None = None
-    ray_address: str | None = None       # run the shards as Ray tasks ("local": a local Ray)
+    ray_address: str | None = None  # run the shards as Ray tasks ("local": a local Ray)
 
     def shard_count(self) -> int:
         return -(-self.positions // self.shard_size)
@@ -64,7 +66,7 @@ class GenConfig:
         for k in ("out", "positions", "workers", "max_seconds", "ray_address"):
             d.pop(k)
         if self.evaldir is None:
-            d.pop("evaldir")             # folders made before the option existed still resume
+            d.pop("evaldir")  # folders made before the option existed still resume
         d["teacher_options"] = [list(kv) for kv in self.teacher_options]
         d["openings"] = list(self.openings)
         d["record_bytes"] = psv.RECORD_BYTES
@@ -77,12 +79,16 @@ def shard_path(out: str, index: int, ext: str = "bin") -> str:
 
 def shard_done(cfg: GenConfig, index: int) -> bool:
     path = shard_path(cfg.out, index)
-    return (os.path.exists(path) and os.path.getsize(path) == cfg.shard_size * psv.RECORD_BYTES
-            and os.path.exists(shard_path(cfg.out, index, "json")))
+    return (
+        os.path.exists(path)
+        and os.path.getsize(path) == cfg.shard_size * psv.RECORD_BYTES
+        and os.path.exists(shard_path(cfg.out, index, "json"))
+    )
 
 
 def make_labeler(cfg: GenConfig):
     from .labeler import OwnSearch, UsiTeacher
+
     if cfg.teacher:
         return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options))
     return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb, cfg.evaldir)
@@ -105,20 +111,28 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
             reasons[outcome.reason] += 1
             results[{1: "black", -1: "white", 0: "draw"}[outcome.result_black]] += 1
         skipped.update(outcome.skipped)
-        take = outcome.records[:cfg.shard_size - len(records)]
+        take = outcome.records[: cfg.shard_size - len(records)]
         records.extend(take)
         dry = 0 if take else dry + 1
         if dry >= GIVE_UP_GAMES:
-            raise RuntimeError(f"{GIVE_UP_GAMES} games in a row kept no position: check the "
-                               f"opening limit, eval limit and write_min_ply settings")
+            raise RuntimeError(
+                f"{GIVE_UP_GAMES} games in a row kept no position: check the "
+                f"opening limit, eval limit and write_min_ply settings"
+            )
         if report is not None:
             report(len(take))
     data = np.array(records, psv.PSV_DTYPE)
-    stats = {"shard": index, "positions": len(data), "games": games,
-             "unbalanced_openings": unbalanced, "end_reasons": dict(reasons),
-             "winners": dict(results), "skipped": dict(skipped),
-             "mean_abs_score": float(np.abs(data["score"].astype(np.float64)).mean()) if len(data) else 0.0,
-             "seconds": round(time.monotonic() - t0, 3)}
+    stats = {
+        "shard": index,
+        "positions": len(data),
+        "games": games,
+        "unbalanced_openings": unbalanced,
+        "end_reasons": dict(reasons),
+        "winners": dict(results),
+        "skipped": dict(skipped),
+        "mean_abs_score": float(np.abs(data["score"].astype(np.float64)).mean()) if len(data) else 0.0,
+        "seconds": round(time.monotonic() - t0, 3),
+    }
     return data, stats
 
 
@@ -134,8 +148,11 @@ def play_seeded_game(cfg: GenConfig, seed: str, labeler):
         except EngineError as exc:
             if attempt == TEACHER_RETRIES or not hasattr(labeler, "restart"):
                 raise
-            print(f"gensfen: game {seed}: teacher failed ({exc}); restarting it and replaying "
-                  f"the game", file=sys.stderr, flush=True)
+            print(
+                f"gensfen: game {seed}: teacher failed ({exc}); restarting it and replaying the game",
+                file=sys.stderr,
+                flush=True,
+            )
             labeler.restart()
 
 
@@ -181,8 +198,10 @@ def prepare_folder(cfg: GenConfig) -> None:
         diff = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} there, {ident.get(k)!r} now" for k in diff)
-            raise ValueError(f"{cfg.out} holds a run with other settings ({shown}); "
-                             f"resume with the same settings or use another folder")
+            raise ValueError(
+                f"{cfg.out} holds a run with other settings ({shown}); "
+                f"resume with the same settings or use another folder"
+            )
         return
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(ident, fh, indent=1, sort_keys=True)
@@ -192,8 +211,7 @@ def prepare_folder(cfg: GenConfig) -> None:
 def remove_temporaries(folder: str, prefix: str) -> list[str]:
     """Delete the temporary files a killed run left (``<prefix>NNNNN.<ext>.tmp...``, the
     names files are written under before their rename); the names removed."""
-    stale = [name for name in os.listdir(folder)
-             if re.match(rf"^{re.escape(prefix)}\d+\.\w+\.tmp", name)]
+    stale = [name for name in os.listdir(folder) if re.match(rf"^{re.escape(prefix)}\d+\.\w+\.tmp", name)]
     for name in stale:
         os.remove(os.path.join(folder, name))
     return stale
@@ -210,8 +228,8 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     made = 0
     if todo and cfg.ray_address:
         from .ray_gen import ShardFunctions, run_ray
-        made = run_ray(cfg, todo, deadline, bar,
-                       ShardFunctions(make_labeler, generate_shard, save_shard))
+
+        made = run_ray(cfg, todo, deadline, bar, ShardFunctions(make_labeler, generate_shard, save_shard))
     elif todo and cfg.workers <= 1:
         labeler = make_labeler(cfg)
         try:
@@ -227,8 +245,11 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
         made = _run_pool(cfg, todo, deadline, bar)
     bar.close()
     summary = summarize(cfg)
-    summary["this_run"] = {"shards_made": made, "seconds": round(time.monotonic() - t0, 1),
-                           "workers": cfg.workers}
+    summary["this_run"] = {
+        "shards_made": made,
+        "seconds": round(time.monotonic() - t0, 1),
+        "workers": cfg.workers,
+    }
     path = os.path.join(cfg.out, "summary.json")
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1, sort_keys=True)
@@ -251,7 +272,7 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
                 pass
             for job in [j for j in pending if j.ready()]:
                 pending.remove(job)
-                if job.get() is not None:          # re-raises a worker's exception
+                if job.get() is not None:  # re-raises a worker's exception
                     made += 1
         pool.close()
         pool.join()
@@ -282,20 +303,30 @@ def summarize(cfg: GenConfig) -> dict:
         reasons.update(s["end_reasons"])
         winners.update(s["winners"])
         skipped.update(s["skipped"])
-    return {"folder": cfg.out, "shards": shards, "shards_planned": cfg.shard_count(),
-            "positions": positions, "games": games, "unbalanced_openings": unbalanced,
-            "end_reasons": dict(reasons), "winners": dict(winners), "skipped": dict(skipped),
-            "worker_seconds": round(seconds, 1),
-            "positions_per_worker_second": round(positions / seconds, 1) if seconds else 0.0}
+    return {
+        "folder": cfg.out,
+        "shards": shards,
+        "shards_planned": cfg.shard_count(),
+        "positions": positions,
+        "games": games,
+        "unbalanced_openings": unbalanced,
+        "end_reasons": dict(reasons),
+        "winners": dict(winners),
+        "skipped": dict(skipped),
+        "worker_seconds": round(seconds, 1),
+        "positions_per_worker_second": round(positions / seconds, 1) if seconds else 0.0,
+    }
 
 
 def format_summary(s: dict) -> str:
-    lines = [f"{s['folder']}: {s['shards']}/{s['shards_planned']} shards, {s['positions']} positions "
-             f"from {s['games']} games ({s['unbalanced_openings']} unbalanced openings dropped)",
-             f"  winners: {s['winners']}",
-             f"  game ends: {s['end_reasons']}",
-             f"  positions skipped: {s['skipped']}",
-             f"  {s['positions_per_worker_second']} positions/s per worker"]
+    lines = [
+        f"{s['folder']}: {s['shards']}/{s['shards_planned']} shards, {s['positions']} positions "
+        f"from {s['games']} games ({s['unbalanced_openings']} unbalanced openings dropped)",
+        f"  winners: {s['winners']}",
+        f"  game ends: {s['end_reasons']}",
+        f"  positions skipped: {s['skipped']}",
+        f"  {s['positions_per_worker_second']} positions/s per worker",
+    ]
     if "this_run" in s:
         r = s["this_run"]
         lines.append(f"  this run: {r['shards_made']} shards in {r['seconds']} s with {r['workers']} workers")

@@ -3,6 +3,7 @@
 Both answer `search(game, multipv)` with the best lines, best first, each a `Line` with
 the move and the score from the side to move's view (centipawns, or plies to mate).
 """
+
 from __future__ import annotations
 
 import shlex
@@ -17,8 +18,8 @@ from ...position import Position
 @dataclass
 class Line:
     move: str
-    cp: int | None           # centipawns from the side to move's view, None for a mate
-    mate: int | None         # plies to mate, negative when the side to move is mated
+    cp: int | None  # centipawns from the side to move's view, None for a mate
+    mate: int | None  # plies to mate, negative when the side to move is mated
 
     def value(self) -> int:
         """One comparable number: mates beyond every centipawn score."""
@@ -30,6 +31,7 @@ class Line:
 @dataclass
 class Game:
     """The game so far: its start SFEN, the moves played, and the current position."""
+
     start_sfen: str
     moves: list[str]
     pos: Position
@@ -47,17 +49,20 @@ class OwnSearch:
     0, so a game depends only on its moves: the same seed gives the same data on any
     machine and in any worker."""
 
-    def __init__(self, depth: int | None, nodes: int | None, hash_mb: int = 16,
-                 evaldir: str | None = None) -> None:
+    def __init__(
+        self, depth: int | None, nodes: int | None, hash_mb: int = 16, evaldir: str | None = None
+    ) -> None:
         from ...search.factory import SearchSettings, load_network, make_searcher
+
         if not depth and not nodes:
             raise ValueError("give a search depth or a node limit (or both)")
         self.depth, self.nodes = depth, nodes
         # the evaluation the search uses, as the engine's EvalDir option: a network folder
         # (the next round of training is labelled by the last round's network) or hand-made
         network = load_network(evaldir) if evaldir else None
-        self.searcher = make_searcher(SearchSettings(hash_mb=hash_mb, threads=1), network=network,
-                                      warmup=True)
+        self.searcher = make_searcher(
+            SearchSettings(hash_mb=hash_mb, threads=1), network=network, warmup=True
+        )
         self._stop = np.zeros(1, np.int32)
 
     def new_game(self) -> None:
@@ -71,8 +76,9 @@ class OwnSearch:
             if info.bound is None and info.pv:
                 lines[info.multipv] = Line(info.pv[0], info.score_cp, info.score_mate)
 
-        result = self.searcher.think(game.pos, depth=self.depth, nodes=self.nodes,
-                                     multipv=multipv, stop=self._stop, on_iteration=keep)
+        result = self.searcher.think(
+            game.pos, depth=self.depth, nodes=self.nodes, multipv=multipv, stop=self._stop, on_iteration=keep
+        )
         if result.best is None:
             return []
         # The final line is the one the search stands by (a node limit may cut an iteration).
@@ -97,8 +103,9 @@ def parse_teacher_options(texts: list[str]) -> tuple[tuple[str, str], ...]:
 class UsiTeacher:
     """Any USI engine as the labeler: `position` + `go <limit>`, MultiPV set when needed."""
 
-    def __init__(self, command: str, go: str = "depth 8", options: dict[str, str] | None = None,
-                 timeout: float = 600.0) -> None:
+    def __init__(
+        self, command: str, go: str = "depth 8", options: dict[str, str] | None = None, timeout: float = 600.0
+    ) -> None:
         self.command = command
         self.go = go
         self.options = dict(options or {})
@@ -107,11 +114,12 @@ class UsiTeacher:
 
     def _start(self) -> None:
         from ...usiproc import UsiProcess
+
         self.proc = UsiProcess(shlex.split(self.command), tag="teacher")
         self.proc.open(self.options, ready_timeout=self.timeout)
         self._multipv = 0
         if "MultiPV" not in self.proc.options:
-            self._multipv = 1            # the engine has no MultiPV: always one line
+            self._multipv = 1  # the engine has no MultiPV: always one line
 
     def restart(self) -> None:
         """A fresh process after a crash or a search that never answered."""

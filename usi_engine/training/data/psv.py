@@ -13,6 +13,7 @@ the ones YaneuraOu's `learn` and the shogi forks of nnue-pytorch read.
 >>> record_sfen(rec), int(rec["score"]), record_move(rec)
 ('lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1', 35, '7g7f')
 """
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,7 @@ RECORD_BYTES = 40
 assert PSV_DTYPE.itemsize == RECORD_BYTES, PSV_DTYPE
 
 WIN, DRAW, LOSS = 1, 0, -1
-SCORE_LIMIT = 32000          # int16 range, kept clear of YaneuraOu's mate values
+SCORE_LIMIT = 32000  # int16 range, kept clear of YaneuraOu's mate values
 
 
 # --- checking a packed SFEN before cshogi decodes it ----------------------------------------
@@ -69,7 +70,7 @@ def _piece_type(reader: _BitReader, active: np.ndarray, in_hand: bool) -> np.nda
     """The piece type code read at each active record's cursor (0 empty; -1 inactive)."""
     kind = np.full(len(active), -1, np.int64)
     act = active.copy()
-    if not in_hand:                       # a board square: 0 is an empty square
+    if not in_hand:  # a board square: 0 is an empty square
         b = reader.read(act).astype(bool)
         kind[act & ~b] = 0
         act &= b
@@ -98,15 +99,15 @@ def packed_sfen_errors(packed: np.ndarray) -> list[str | None]:
     n = len(reader.cursor)
     errors: list[str | None] = [None] * n
     every = np.ones(n, bool)
-    reader.read(every)                                   # side to move
+    reader.read(every)  # side to move
     kings = np.stack([reader.read(every, 7), reader.read(every, 7)], axis=1)
     counts = np.zeros((n, 8), np.int64)
     for sq in range(81):
         active = (kings[:, 0] != sq) & (kings[:, 1] != sq)
         kind = _piece_type(reader, active, in_hand=False)
         piece = kind > 0
-        reader.read(piece & (kind != _GOLD))             # promoted
-        reader.read(piece)                               # colour
+        reader.read(piece & (kind != _GOLD))  # promoted
+        reader.read(piece)  # colour
         np.add.at(counts, (np.flatnonzero(piece), kind[piece]), 1)
     for _ in range(int(_MOST.sum())):
         active = reader.cursor < PACKED_BITS
@@ -114,12 +115,13 @@ def packed_sfen_errors(packed: np.ndarray) -> list[str | None]:
             break
         kind = _piece_type(reader, active, in_hand=True)
         in_box = reader.read(active & (kind != _GOLD)).astype(bool)
-        white = reader.read(active).astype(bool)          # colour
+        white = reader.read(active).astype(bool)  # colour
         kind[in_box & white & (kind == _SILVER)] = _GOLD  # a gold in the box
         np.add.at(counts, (np.flatnonzero(active), kind[active]), 1)
     too_many = (counts > _MOST).any(axis=1)
-    for i in np.flatnonzero((kings >= 81).any(axis=1) | (kings[:, 0] == kings[:, 1]) | too_many
-                            | (reader.cursor != PACKED_BITS)):
+    for i in np.flatnonzero(
+        (kings >= 81).any(axis=1) | (kings[:, 0] == kings[:, 1]) | too_many | (reader.cursor != PACKED_BITS)
+    ):
         if kings[i].max() >= 81 or kings[i, 0] == kings[i, 1]:
             errors[i] = f"king squares {kings[i, 0]} and {kings[i, 1]} (0-80, distinct)"
         elif too_many[i]:
@@ -136,8 +138,10 @@ def check_records(records: np.ndarray, source: str) -> None:
         errors[i] = errors[i] or f"game result {int(records['game_result'][i])} (1, 0 or -1)"
     bad = [i for i, e in enumerate(errors) if e is not None]
     if bad:
-        raise ValueError(f"{source}: record {bad[0]} (of {len(errors)}) is not a packed SFEN: "
-                         f"{errors[bad[0]]}" + (f"; {len(bad) - 1} more bad records" if len(bad) > 1 else ""))
+        raise ValueError(
+            f"{source}: record {bad[0]} (of {len(errors)}) is not a packed SFEN: "
+            f"{errors[bad[0]]}" + (f"; {len(bad) - 1} more bad records" if len(bad) > 1 else "")
+        )
 
 
 def board_of(record: np.void | np.ndarray) -> cshogi.Board:
@@ -203,8 +207,10 @@ def read_records(path: str, mmap: bool = False) -> np.ndarray:
     if os.path.isdir(path):
         raise ValueError(f"{path}: a folder, not a PackedSfenValue file")
     if size % RECORD_BYTES:
-        raise ValueError(f"{path}: {size} bytes is not a multiple of the "
-                         f"{RECORD_BYTES}-byte PackedSfenValue record (truncated?)")
+        raise ValueError(
+            f"{path}: {size} bytes is not a multiple of the "
+            f"{RECORD_BYTES}-byte PackedSfenValue record (truncated?)"
+        )
     if mmap:
         return np.memmap(path, PSV_DTYPE, mode="r") if size else np.zeros(0, PSV_DTYPE)
     return np.fromfile(path, PSV_DTYPE)

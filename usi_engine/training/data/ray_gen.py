@@ -5,6 +5,7 @@ A shard's bytes depend only on the settings and its index (gensfen.py), so a sha
 Ray equals the one a local run makes.  gensfen hands this module its shard functions
 (`ShardFunctions`), so the dependency runs one way: gensfen -> ray_gen.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,6 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 class ShardFunctions(NamedTuple):
     """What a node needs of gensfen: make a labeler, make a shard; and the driver's save."""
+
     make_labeler: Callable[[Any], Any]
     generate_shard: Callable[..., tuple[Any, dict]]
     save_shard: Callable[[Any, int, Any, dict], None]
@@ -39,21 +41,24 @@ class ShardMaker:
 def connect(address: str, workers: int) -> None:
     """Join the cluster at `address`, or start a private local one for "local"."""
     from ...cluster import LOCAL, connect, package_path_env
-    connect(address, num_cpus=workers if address == LOCAL else None,
-            runtime_env=package_path_env(REPO))
+
+    connect(address, num_cpus=workers if address == LOCAL else None, runtime_env=package_path_env(REPO))
 
 
 def run_ray(cfg, todo: list[int], deadline: float | None, bar, functions: ShardFunctions) -> int:
     """Make the shards `todo` on Ray; returns how many were made."""
     import ray
     from ray.util import ActorPool
+
     connect(cfg.ray_address, cfg.workers)
-    actors = [ray.remote(num_cpus=1)(ShardMaker).remote(cfg, functions)
-              for _ in range(min(cfg.workers, len(todo)))]
+    actors = [
+        ray.remote(num_cpus=1)(ShardMaker).remote(cfg, functions) for _ in range(min(cfg.workers, len(todo)))
+    ]
     made = 0
     try:
         for index, data, stats in ActorPool(actors).map_unordered(
-                lambda actor, i: actor.make.remote(i, deadline), todo):
+            lambda actor, i: actor.make.remote(i, deadline), todo
+        ):
             if data is None:
                 continue
             functions.save_shard(cfg, index, data, stats)

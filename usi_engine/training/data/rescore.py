@@ -14,6 +14,7 @@ stay.  A record is dropped when the teacher reports a mate, a score beyond `eval
 capture as its best move (as gensfen drops them), no move, or a move that is not legal.  A
 file is written whole or not at all, so a run can be stopped and run again.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -32,16 +33,16 @@ from .gensfen import remove_temporaries
 
 @dataclass(frozen=True)
 class RescoreConfig:
-    inputs: tuple[str, ...]                      # PackedSfenValue files
-    out: str                                     # folder of the output files (one per input)
-    teacher: str                                 # the USI engine's command
-    teacher_go: str = "depth 8"                  # its go arguments
+    inputs: tuple[str, ...]  # PackedSfenValue files
+    out: str  # folder of the output files (one per input)
+    teacher: str  # the USI engine's command
+    teacher_go: str = "depth 8"  # its go arguments
     teacher_options: tuple[tuple[str, str], ...] = ()
-    every: int = 1                               # score about one record in `every`
-    eval_limit: int = 3000                       # drop records the teacher scores beyond this
+    every: int = 1  # score about one record in `every`
+    eval_limit: int = 3000  # drop records the teacher scores beyond this
     seed: int = 1
     workers: int = 1
-    minutes: float | None = None                 # start no new file after this long
+    minutes: float | None = None  # start no new file after this long
 
 
 def output_path(cfg: RescoreConfig, index: int) -> str:
@@ -66,6 +67,7 @@ def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray |
     from .labeler import Game
     from .selfplay import is_capture
     from ...position import Position
+
     sfen = psv.record_sfen(rec)
     pos = Position(sfen)
     lines = teacher.search(Game(sfen, [], pos), 1)
@@ -87,7 +89,7 @@ def rescore_record(rec: np.void, teacher, eval_limit: int) -> tuple[np.ndarray |
 def rescore_file(cfg: RescoreConfig, index: int, teacher) -> dict:
     """Score the sample of input file `index` and write its output file; its statistics."""
     path = output_path(cfg, index)
-    if os.path.exists(path):                     # resumable: a file is whole or absent
+    if os.path.exists(path):  # resumable: a file is whole or absent
         return {"file": index, "kept": len(psv.read_records(path)), "reused": True}
     t0 = time.monotonic()
     chosen = chosen_records(cfg, index)
@@ -99,8 +101,14 @@ def rescore_file(cfg: RescoreConfig, index: int, teacher) -> dict:
         if out is not None:
             kept.append(out)
     psv.write_records(path, np.array(kept, psv.PSV_DTYPE) if kept else np.zeros(0, psv.PSV_DTYPE))
-    return {"file": index, "kept": len(kept), "asked": len(chosen), "reasons": dict(why),
-            "seconds": round(time.monotonic() - t0, 2), "reused": False}
+    return {
+        "file": index,
+        "kept": len(kept),
+        "asked": len(chosen),
+        "reasons": dict(why),
+        "seconds": round(time.monotonic() - t0, 2),
+        "reused": False,
+    }
 
 
 # --- how far the teacher's scores are from ours -------------------------------------------
@@ -138,19 +146,25 @@ def compare(cfg: RescoreConfig) -> dict:
     x, y, r = (np.array(v, np.float64) for v in (ours, theirs, results))
     our_scale, our_loss = fit_result_scale(x, r)
     their_scale, their_loss = fit_result_scale(y, r)
-    return {"positions": len(x), "correlation": float(np.corrcoef(x, y)[0, 1]),
-            "median_abs": (float(np.median(np.abs(x))), float(np.median(np.abs(y)))),
-            "result_scale": (our_scale, their_scale), "result_loss": (our_loss, their_loss),
-            "factor": our_scale / their_scale}
+    return {
+        "positions": len(x),
+        "correlation": float(np.corrcoef(x, y)[0, 1]),
+        "median_abs": (float(np.median(np.abs(x))), float(np.median(np.abs(y)))),
+        "result_scale": (our_scale, their_scale),
+        "result_loss": (our_loss, their_loss),
+        "factor": our_scale / their_scale,
+    }
 
 
 def format_comparison(c: dict) -> str:
     (mo, mt), (so, st), (lo, lt) = c["median_abs"], c["result_scale"], c["result_loss"]
-    return (f"{c['positions']} positions: correlation {c['correlation']:.3f}; median |score| "
-            f"ours {mo:.0f}, teacher {mt:.0f}\n"
-            f"against the game results: ours sigmoid(score/{so:.0f}) loss {lo:.4f}, "
-            f"teacher sigmoid(score/{st:.0f}) loss {lt:.4f}\n"
-            f"--score-factor {c['factor']:.2f} puts the teacher's centipawns in ours")
+    return (
+        f"{c['positions']} positions: correlation {c['correlation']:.3f}; median |score| "
+        f"ours {mo:.0f}, teacher {mt:.0f}\n"
+        f"against the game results: ours sigmoid(score/{so:.0f}) loss {lo:.4f}, "
+        f"teacher sigmoid(score/{st:.0f}) loss {lt:.4f}\n"
+        f"--score-factor {c['factor']:.2f} puts the teacher's centipawns in ours"
+    )
 
 
 # --- worker processes: one teacher engine each ---------------------------------------------
@@ -159,6 +173,7 @@ _worker: dict = {}
 
 def _make_teacher(cfg: RescoreConfig):
     from .labeler import UsiTeacher
+
     return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options))
 
 
@@ -179,17 +194,18 @@ def _worker_file(index: int) -> dict | None:
 def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
     """Rescore every input file not yet done (until the deadline); a summary of this run."""
     from ...progress import progress_bar
+
     if cfg.every < 1:
         raise ValueError(f"every must be at least 1, got {cfg.every}")
-    for path in cfg.inputs:                 # refuse a bad input before anything is written
+    for path in cfg.inputs:  # refuse a bad input before anything is written
         psv.read_shard(path)
     os.makedirs(cfg.out, exist_ok=True)
-    remove_temporaries(cfg.out, "rescore_")    # what a killed run was writing
+    remove_temporaries(cfg.out, "rescore_")  # what a killed run was writing
     deadline = time.time() + 60.0 * cfg.minutes if cfg.minutes else None
     todo = list(range(len(cfg.inputs)))
     done: list[dict] = []
     expected = sum(os.path.getsize(f) // psv.RECORD_BYTES for f in cfg.inputs) // cfg.every
-    bar = progress_bar(expected, show_progress, smoothing=0.05)      # positions asked
+    bar = progress_bar(expected, show_progress, smoothing=0.05)  # positions asked
     if cfg.workers <= 1:
         teacher = _make_teacher(cfg)
         try:
@@ -214,9 +230,15 @@ def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
     reasons: Counter = Counter()
     for d in done:
         reasons.update(d.get("reasons", {}))
-    summary = {"files": len(done), "kept": sum(d["kept"] for d in done),
-               "asked": sum(d.get("asked", 0) for d in done), "reasons": dict(reasons),
-               "worker_seconds": round(sum(d.get("seconds", 0.0) for d in done), 1)}
-    log(f"{summary['kept']} positions rescored by {cfg.teacher} ({summary['asked']} asked this "
-        f"run; {dict(reasons)}) in {summary['files']} files -> {cfg.out}")
+    summary = {
+        "files": len(done),
+        "kept": sum(d["kept"] for d in done),
+        "asked": sum(d.get("asked", 0) for d in done),
+        "reasons": dict(reasons),
+        "worker_seconds": round(sum(d.get("seconds", 0.0) for d in done), 1),
+    }
+    log(
+        f"{summary['kept']} positions rescored by {cfg.teacher} ({summary['asked']} asked this "
+        f"run; {dict(reasons)}) in {summary['files']} files -> {cfg.out}"
+    )
     return summary

@@ -9,6 +9,7 @@ The game ends by the rules (no legal move, sennichite and perpetual check, enter
 declaration, the ply limit) or when the score passes the adjudication threshold, and its
 result is written into every kept position from that position's side to move.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,16 +27,17 @@ from .labeler import Game, Line
 @dataclass(frozen=True)
 class PlayConfig:
     """Everything that decides what a game looks like (part of a run's identity)."""
-    random_moves: int = 2            # plies with a uniformly random move ...
-    random_max_ply: int = 12         # ... chosen among the first this many plies
-    multipv: int = 3                 # opening: random among the best lines ...
-    multipv_plies: int = 16          # ... up to this ply ...
-    multipv_margin: int = 100        # ... within this many cp of the best
-    opening_limit: int = 300         # drop the game if |score| exceeds this after the opening
-    write_min_ply: int = 16          # keep positions from this game ply on (and after the opening)
-    max_ply: int = 320               # a draw at this many plies
-    eval_limit: int = 3000           # adjudicate a win when |score| reaches this
-    declaration: str = "CSA27"       # entering-king rule for declarations
+
+    random_moves: int = 2  # plies with a uniformly random move ...
+    random_max_ply: int = 12  # ... chosen among the first this many plies
+    multipv: int = 3  # opening: random among the best lines ...
+    multipv_plies: int = 16  # ... up to this ply ...
+    multipv_margin: int = 100  # ... within this many cp of the best
+    opening_limit: int = 300  # drop the game if |score| exceeds this after the opening
+    write_min_ply: int = 16  # keep positions from this game ply on (and after the opening)
+    max_ply: int = 320  # a draw at this many plies
+    eval_limit: int = 3000  # adjudicate a win when |score| reaches this
+    declaration: str = "CSA27"  # entering-king rule for declarations
 
     def opening_plies(self) -> int:
         return max(self.random_max_ply, self.multipv_plies)
@@ -44,8 +46,8 @@ class PlayConfig:
 @dataclass
 class GameOutcome:
     records: list[np.ndarray] = field(default_factory=list)
-    reason: str = ""                 # why the game ended
-    result_black: int = psv.DRAW     # the result from black's view
+    reason: str = ""  # why the game ended
+    result_black: int = psv.DRAW  # the result from black's view
     plies: int = 0
     skipped: Counter = field(default_factory=Counter)
 
@@ -75,15 +77,14 @@ def _rules_end(pos: Position, cfg: PlayConfig) -> tuple[str, int] | None:
     return None
 
 
-def play_game(rng: random.Random, labeler, cfg: PlayConfig, start_sfen: str = START_SFEN
-              ) -> GameOutcome:
+def play_game(rng: random.Random, labeler, cfg: PlayConfig, start_sfen: str = START_SFEN) -> GameOutcome:
     """Play one game; `outcome.records` is empty when the opening was out of balance."""
     game = Game(start_sfen, [], Position(start_sfen))
     pos = game.pos
     labeler.new_game()
     out = GameOutcome()
     random_plies = set(rng.sample(range(cfg.random_max_ply), min(cfg.random_moves, cfg.random_max_ply)))
-    kept: list[tuple[int, np.ndarray]] = []        # (side to move, record without result)
+    kept: list[tuple[int, np.ndarray]] = []  # (side to move, record without result)
     checked_balance = False
     while True:
         end = _rules_end(pos, cfg)
@@ -118,8 +119,7 @@ def play_game(rng: random.Random, labeler, cfg: PlayConfig, start_sfen: str = ST
             _play(game, _choose_opening_move(rng, lines, cfg.multipv_margin).move)
             continue
         if ply >= cfg.write_min_ply:
-            skip = ("in check" if pos.is_check() else
-                    "capture" if is_capture(pos, best.move) else None)
+            skip = "in check" if pos.is_check() else "capture" if is_capture(pos, best.move) else None
             if skip:
                 out.skipped[skip] += 1
             else:

@@ -1,5 +1,6 @@
 """Quantise the PyTorch model into YaneuraOu's integers (and back), written and read with
 the engine's own nn.bin writer and reader (usi_engine.nnue.format)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,7 @@ import numpy as np
 import torch
 
 from ...nnue.format import Network, padded, write_network
-from .model import (NNUE, ACTIVATION_ONE, HIDDEN_WEIGHT_SCALE, output_weight_scale)
+from .model import NNUE, ACTIVATION_ONE, HIDDEN_WEIGHT_SCALE, output_weight_scale
 
 
 def _round(t: torch.Tensor, scale: float, dtype, lo: int, hi: int) -> np.ndarray:
@@ -19,7 +20,7 @@ def _round(t: torch.Tensor, scale: float, dtype, lo: int, hi: int) -> np.ndarray
 def _padded_weights(w: torch.Tensor, scale: float) -> np.ndarray:
     q = _round(w, scale, np.int8, -128, 127)
     out = np.zeros((q.shape[0], padded(q.shape[1])), np.int8)
-    out[:, :q.shape[1]] = q
+    out[:, : q.shape[1]] = q
     return out
 
 
@@ -29,13 +30,17 @@ def to_network(model: NNUE) -> Network:
     ft_bias = _round(model.ft_bias, ACTIVATION_ONE, np.int16, -32768, 32767)
     hidden_bias = ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE
     out_w = output_weight_scale(model.fv_scale)
-    i32 = (-(2 ** 31), 2 ** 31 - 1)
-    biases = [_round(model.l1.bias, hidden_bias, np.int32, *i32),
-              _round(model.l2.bias, hidden_bias, np.int32, *i32),
-              _round(model.out.bias, out_w * ACTIVATION_ONE, np.int32, *i32)]
-    weights = [_padded_weights(model.l1.weight, HIDDEN_WEIGHT_SCALE),
-               _padded_weights(model.l2.weight, HIDDEN_WEIGHT_SCALE),
-               _padded_weights(model.out.weight, out_w)]
+    i32 = (-(2**31), 2**31 - 1)
+    biases = [
+        _round(model.l1.bias, hidden_bias, np.int32, *i32),
+        _round(model.l2.bias, hidden_bias, np.int32, *i32),
+        _round(model.out.bias, out_w * ACTIVATION_ONE, np.int32, *i32),
+    ]
+    weights = [
+        _padded_weights(model.l1.weight, HIDDEN_WEIGHT_SCALE),
+        _padded_weights(model.l2.weight, HIDDEN_WEIGHT_SCALE),
+        _padded_weights(model.out.weight, out_w),
+    ]
     return Network(model.feature_set, ft_bias, np.ascontiguousarray(ft_weight), biases, weights)
 
 
@@ -61,6 +66,6 @@ def from_network(net: Network, fv_scale: int = 16, factorized: bool = False) -> 
         scales = (HIDDEN_WEIGHT_SCALE, HIDDEN_WEIGHT_SCALE, out_w)
         bias_scales = (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE,) * 2 + (out_w * ACTIVATION_ONE,)
         for k, layer in enumerate(layers):
-            layer.weight[:] = torch.from_numpy(net.weights[k][:, :ins[k]].astype(np.float32) / scales[k])
+            layer.weight[:] = torch.from_numpy(net.weights[k][:, : ins[k]].astype(np.float32) / scales[k])
             layer.bias[:] = torch.from_numpy(net.biases[k].astype(np.float32) / bias_scales[k])
     return model

@@ -20,6 +20,7 @@ is worth wherever the king stands is learnt from every position instead of only 
 the king on that square.  The export folds the factor into each king's rows
 (`folded_ft_weight`), so the file is an ordinary HalfKP network.
 """
+
 from __future__ import annotations
 
 import torch
@@ -28,9 +29,9 @@ from torch import nn
 from ...nnue.features import FEATURE_SETS, FE_END
 from ...nnue.format import DEFAULT_FV_SCALE, WEIGHT_SCALE_BITS
 
-ACTIVATION_ONE = 127                       # the integer that float activation 1.0 becomes
+ACTIVATION_ONE = 127  # the integer that float activation 1.0 becomes
 HIDDEN_WEIGHT_SCALE = 1 << WEIGHT_SCALE_BITS
-OUTPUT_SCALE = 600.0                       # centipawns per unit of the model's output
+OUTPUT_SCALE = 600.0  # centipawns per unit of the model's output
 INT16_MAX, INT8_MAX = 32767, 127
 
 
@@ -42,8 +43,15 @@ class NNUE(nn.Module):
     """``feature_set``: "HalfKP(Friend)" or "K+P"; architecture ``{half}x2-{l1}-{l2}``;
     ``factorized``: train HalfKP with the shared piece factor (see the module's docstring)."""
 
-    def __init__(self, feature_set: str = "K+P", half: int = 256, l1: int = 32, l2: int = 32,
-                 fv_scale: int = DEFAULT_FV_SCALE, factorized: bool = False) -> None:
+    def __init__(
+        self,
+        feature_set: str = "K+P",
+        half: int = 256,
+        l1: int = 32,
+        l2: int = 32,
+        fv_scale: int = DEFAULT_FV_SCALE,
+        factorized: bool = False,
+    ) -> None:
         super().__init__()
         if feature_set not in FEATURE_SETS:
             raise ValueError(f"unknown feature set {feature_set!r}; known: {', '.join(FEATURE_SETS)}")
@@ -71,8 +79,14 @@ class NNUE(nn.Module):
         self.clip_()
 
     def config(self) -> dict:
-        return {"feature_set": self.feature_set, "half": self.half, "l1": self.l1_size,
-                "l2": self.l2_size, "fv_scale": self.fv_scale, "factorized": self.factorized}
+        return {
+            "feature_set": self.feature_set,
+            "half": self.half,
+            "l1": self.l1_size,
+            "l2": self.l2_size,
+            "fv_scale": self.fv_scale,
+            "factorized": self.factorized,
+        }
 
     def _accumulate(self, idx: torch.Tensor) -> torch.Tensor:
         acc = self.ft(idx)
@@ -107,7 +121,9 @@ class NNUE(nn.Module):
         self.ft_bias.clamp_(-ft_lim, ft_lim)
         for layer in (self.l1, self.l2):
             layer.weight.clamp_(-128 / HIDDEN_WEIGHT_SCALE, INT8_MAX / HIDDEN_WEIGHT_SCALE)
-            layer.bias.clamp_(-(2 ** 31) / (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE),
-                              (2 ** 31 - 1) / (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE))
+            layer.bias.clamp_(
+                -(2**31) / (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE),
+                (2**31 - 1) / (ACTIVATION_ONE * HIDDEN_WEIGHT_SCALE),
+            )
         s = output_weight_scale(self.fv_scale)
         self.out.weight.clamp_(-128 / s, INT8_MAX / s)

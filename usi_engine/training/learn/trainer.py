@@ -12,6 +12,7 @@ The output folder holds ``nn.bin`` (the latest epoch, for ``EvalDir``), ``best/n
 moment leaves the last finished epoch's files whole, and the same command run again
 (``resume="auto"``) goes on from that epoch, equal to a run never stopped.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,25 +36,25 @@ from ...progress import progress_bar
 class TrainConfig:
     data: list[str]
     out: str
-    val: list[str] = field(default_factory=list)   # empty: hold out the last shard
+    val: list[str] = field(default_factory=list)  # empty: hold out the last shard
     feature_set: str = "K+P"
     half: int = 256
     l1: int = 32
     l2: int = 32
-    factorized: bool = False             # HalfKP: train with the shared piece factor (model.py)
-    mirror: bool = False                 # add the mirror image of every training position
+    factorized: bool = False  # HalfKP: train with the shared piece factor (model.py)
+    mirror: bool = False  # add the mirror image of every training position
     epochs: int = 10
     batch_size: int = 4096
     lr: float = 1e-3
-    lr_decay: float = 0.9                # learning rate multiplier per epoch
-    lam: float = 0.5                     # weight of the search score against the game result
-    scale: float = 600.0                 # centipawns per unit of the sigmoid's argument
-    score_limit: int = 3000              # drop positions with |score| beyond this
-    score_factor: float = 1.0            # scores times this first: a teacher's centipawns in ours
+    lr_decay: float = 0.9  # learning rate multiplier per epoch
+    lam: float = 0.5  # weight of the search score against the game result
+    scale: float = 600.0  # centipawns per unit of the sigmoid's argument
+    score_limit: int = 3000  # drop positions with |score| beyond this
+    score_factor: float = 1.0  # scores times this first: a teacher's centipawns in ours
     seed: int = 1
-    device: str = "auto"                 # auto: CUDA when present, else CPU
-    resume: str | None = None            # a checkpoint.pt to go on from; "auto": out's own, if any
-    init: str | None = None              # an nn.bin to start from
+    device: str = "auto"  # auto: CUDA when present, else CPU
+    resume: str | None = None  # a checkpoint.pt to go on from; "auto": out's own, if any
+    init: str | None = None  # an nn.bin to start from
 
 
 @dataclass
@@ -70,17 +71,21 @@ class Tensors:
 def to_tensors(pos: ds.Positions, feature_set: str, device: torch.device) -> Tensors:
     us = ds.feature_indices(feature_set, pos.boards, pos.hands, pos.side)
     them = ds.feature_indices(feature_set, pos.boards, pos.hands, 1 - pos.side)
-    return Tensors(torch.from_numpy(us).to(device), torch.from_numpy(them).to(device),
-                   torch.from_numpy(pos.score.astype(np.float32)).to(device),
-                   torch.from_numpy(pos.result.astype(np.float32)).to(device))
+    return Tensors(
+        torch.from_numpy(us).to(device),
+        torch.from_numpy(them).to(device),
+        torch.from_numpy(pos.score.astype(np.float32)).to(device),
+        torch.from_numpy(pos.result.astype(np.float32)).to(device),
+    )
 
 
 def target(score: torch.Tensor, result: torch.Tensor, lam: float, scale: float) -> torch.Tensor:
     return lam * torch.sigmoid(score / scale) + (1.0 - lam) * (result + 1.0) / 2.0
 
 
-def loss_fn(pred: torch.Tensor, score: torch.Tensor, result: torch.Tensor, lam: float,
-            scale: float) -> torch.Tensor:
+def loss_fn(
+    pred: torch.Tensor, score: torch.Tensor, result: torch.Tensor, lam: float, scale: float
+) -> torch.Tensor:
     """Cross-entropy between sigmoid(pred / scale) and the lambda-mixed target."""
     return F.binary_cross_entropy_with_logits(pred / scale, target(score, result, lam, scale))
 
@@ -133,18 +138,20 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     t0 = time.monotonic()
     train_pos, val_pos = load_split(train_files, cfg), load_split(val_files, cfg)
     if cfg.mirror:
-        train_pos = ds.with_mirrors(train_pos)      # validation stays as played
+        train_pos = ds.with_mirrors(train_pos)  # validation stays as played
     if len(train_pos) == 0 or len(val_pos) == 0:
         raise ValueError("no training or no validation position left after the score limit")
-    os.makedirs(cfg.out, exist_ok=True)            # only once the data is known to be good
+    os.makedirs(cfg.out, exist_ok=True)  # only once the data is known to be good
     train_t = to_tensors(train_pos, cfg.feature_set, device)
     val_t = to_tensors(val_pos, cfg.feature_set, device)
-    log(f"data: {len(train_t)} training positions from {len(train_files)} files, {len(val_t)} "
+    log(
+        f"data: {len(train_t)} training positions from {len(train_files)} files, {len(val_t)} "
         f"validation positions from {', '.join(os.path.basename(f) for f in val_files)} "
-        f"({time.monotonic() - t0:.1f} s to decode); device {device}")
+        f"({time.monotonic() - t0:.1f} s to decode); device {device}"
+    )
 
     if cfg.init:
-        net = read_network(cfg.init)            # NNUEFormatError (a ValueError) says why not
+        net = read_network(cfg.init)  # NNUEFormatError (a ValueError) says why not
         if net.feature_set != cfg.feature_set:
             raise ValueError(f"{cfg.init} is a {net.feature_set} network, not {cfg.feature_set}")
         model = from_network(net, factorized=cfg.factorized)
@@ -164,19 +171,25 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         sched.load_state_dict(ckpt["scheduler"])
         history, first_epoch = ckpt["history"], ckpt["epoch"]
     if not history:
-        history.append({"epoch": 0, "train_loss": evaluate_loss(model, train_t, cfg),
-                        "val_loss": evaluate_loss(model, val_t, cfg), "seconds": 0.0})
+        history.append(
+            {
+                "epoch": 0,
+                "train_loss": evaluate_loss(model, train_t, cfg),
+                "val_loss": evaluate_loss(model, val_t, cfg),
+                "seconds": 0.0,
+            }
+        )
 
     gen = torch.Generator().manual_seed(cfg.seed)
     for _ in range(first_epoch):
-        torch.randperm(len(train_t), generator=gen)      # the same shuffles as an unbroken run
+        torch.randperm(len(train_t), generator=gen)  # the same shuffles as an unbroken run
     for epoch in range(first_epoch + 1, cfg.epochs + 1):
         t_epoch = time.monotonic()
         perm = torch.randperm(len(train_t), generator=gen).to(device)
         total, seen = 0.0, 0
         bar = progress_bar(len(train_t), show_progress, desc=f"epoch {epoch}/{cfg.epochs}", leave=False)
         for i in range(0, len(train_t), cfg.batch_size):
-            rows = perm[i:i + cfg.batch_size]
+            rows = perm[i : i + cfg.batch_size]
             pred = model(train_t.us[rows], train_t.them[rows])
             loss = loss_fn(pred, train_t.score[rows], train_t.result[rows], cfg.lam, cfg.scale)
             opt.zero_grad(set_to_none=True)
@@ -188,21 +201,35 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
             bar.update(len(rows))
         bar.close()
         sched.step()
-        entry = {"epoch": epoch, "train_loss": total / seen, "val_loss": evaluate_loss(model, val_t, cfg),
-                 "seconds": round(time.monotonic() - t_epoch, 2), "lr": opt.param_groups[0]["lr"]}
+        entry = {
+            "epoch": epoch,
+            "train_loss": total / seen,
+            "val_loss": evaluate_loss(model, val_t, cfg),
+            "seconds": round(time.monotonic() - t_epoch, 2),
+            "lr": opt.param_groups[0]["lr"],
+        }
         history.append(entry)
-        log(f"epoch {epoch}: train loss {entry['train_loss']:.5f}  val loss {entry['val_loss']:.5f}  "
-            f"{entry['seconds']:.1f} s ({seen / max(entry['seconds'], 1e-9):.0f} positions/s)")
+        log(
+            f"epoch {epoch}: train loss {entry['train_loss']:.5f}  val loss {entry['val_loss']:.5f}  "
+            f"{entry['seconds']:.1f} s ({seen / max(entry['seconds'], 1e-9):.0f} positions/s)"
+        )
         export(model, os.path.join(cfg.out, "nn.bin"))
         if entry["val_loss"] <= min(h["val_loss"] for h in history[1:]):
             export(model, os.path.join(cfg.out, "best", "nn.bin"))
         _save(cfg, model, opt, sched, history, epoch, train_files + val_files)
     if first_epoch >= cfg.epochs:
         export(model, os.path.join(cfg.out, "nn.bin"))
-    summary = {"config": asdict(cfg), "model": model.config(), "train_positions": len(train_t),
-               "val_positions": len(val_t), "train_files": train_files, "val_files": val_files,
-               "device": str(device), "history": history,
-               "seconds": round(time.monotonic() - t0, 1)}
+    summary = {
+        "config": asdict(cfg),
+        "model": model.config(),
+        "train_positions": len(train_t),
+        "val_positions": len(val_t),
+        "train_files": train_files,
+        "val_files": val_files,
+        "device": str(device),
+        "history": history,
+        "seconds": round(time.monotonic() - t0, 1),
+    }
     path = os.path.join(cfg.out, "history.json")
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1)
@@ -230,9 +257,10 @@ def load_checkpoint(path: str, device: torch.device | str = "cpu") -> dict:
         ckpt = torch.load(path, map_location=device, weights_only=False)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such checkpoint") from None
-    except Exception as exc:        # torch/pickle raise many types on a foreign file
-        raise ValueError(f"{path}: not a training checkpoint ({type(exc).__name__}: "
-                         f"{str(exc)[:120]})") from None
+    except Exception as exc:  # torch/pickle raise many types on a foreign file
+        raise ValueError(
+            f"{path}: not a training checkpoint ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
     if not isinstance(ckpt, dict) or not {"model", "optimizer", "epoch"} <= set(ckpt):
         raise ValueError(f"{path}: not a training checkpoint (no model, optimizer, epoch)")
     return ckpt
@@ -252,23 +280,37 @@ def find_checkpoint(cfg: TrainConfig, files: list[str]) -> str | None:
     if ckpt.get("data_files") != data_identity(files):
         diff.append("data files")
     if diff:
-        raise ValueError(f"{path} is from a run with other settings ({', '.join(diff)}): "
-                         f"use another --out, --resume it explicitly, or --fresh to start over")
+        raise ValueError(
+            f"{path} is from a run with other settings ({', '.join(diff)}): "
+            f"use another --out, --resume it explicitly, or --fresh to start over"
+        )
     return path
 
 
 def _save(cfg, model, opt, sched, history, epoch, files) -> None:
     path = os.path.join(cfg.out, CHECKPOINT)
-    torch.save({"model": model.state_dict(), "model_config": model.config(), "optimizer": opt.state_dict(),
-                "scheduler": sched.state_dict(), "history": history, "epoch": epoch,
-                "train_config": asdict(cfg), "data_files": data_identity(files)}, path + ".tmp")
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "model_config": model.config(),
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "history": history,
+            "epoch": epoch,
+            "train_config": asdict(cfg),
+            "data_files": data_identity(files),
+        },
+        path + ".tmp",
+    )
     os.replace(path + ".tmp", path)
 
 
 def plot_history(history: list[dict], path: str, model_config: dict) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     epochs = [h["epoch"] for h in history]
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
     ax.plot(epochs[1:], [h["train_loss"] for h in history[1:]], "o-", label="training (mean over the epoch)")
