@@ -6,7 +6,7 @@ counting, and arranged so that the first start compiles as little as possible:
 * recursive calls typed by their declared return type (`_declared_return_for_recursion`);
 * a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`).
 
-`python scripts/compile_profile.py` shows what compiles, how often and for how long.
+`usi-engine compile-profile` shows what compiles, how often and for how long.
 """
 
 import hashlib
@@ -148,7 +148,7 @@ def _one_call_shape(dispatcher, specialise=()):
     two compilations) and every integer width. That multiplied the first start's compile
     time (16 copies of one move generator helper were seen). Arguments are converted at
     the call site, so the values, and the search, are the same; calls from Python are not
-    affected. scripts/compile_profile.py shows the compilations per function.
+    affected. usi-engine compile-profile shows the compilations per function.
     """
     resolve = dispatcher.get_call_template
     names = list(inspect.signature(dispatcher.py_func).parameters)

@@ -160,7 +160,7 @@ from .classic import (
 )
 
 # The context's layout is the driver's view of the search: search/searcher.py, the tests and
-# scripts/experiments.py name it through this module (cs.new_context, cs.P_MID, cs.S_*).
+# usi-engine experiments name it through this module (cs.new_context, cs.P_MID, cs.S_*).
 from .context import (
     SearchCtx as SearchCtx,
     new_context as new_context,

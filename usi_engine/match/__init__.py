@@ -1,4 +1,4 @@
-"""Engine-vs-engine matches between USI engines (``scripts/match.py``).
+"""Engine-vs-engine matches between USI engines (``usi-engine match``).
 
 * :mod:`.referee` -- rules and adjudication of one game (python-shogi is the oracle);
 * :mod:`.stats` -- pentanomial and trinomial Elo intervals, LOS, SPRT;
@@ -9,11 +9,11 @@
 * :mod:`.results` -- per-pair statistics, the progress line, the report, summary.json, records on disk;
 * :mod:`.runner` -- the match: tables playing the scheduled games concurrently;
 * :mod:`.play` -- the choice between this machine (:mod:`.runner`) and a Ray cluster;
-* :mod:`.cli` -- the command line of ``scripts/match.py``;
+* :mod:`.cli` -- the command line of ``usi-engine match``;
 * :mod:`.raycluster` -- the games on a Ray cluster (``--ray``; the only module importing ray);
 * :mod:`.spsa` -- SPSA's arithmetic and checkpoint (fishtest's form);
-* :mod:`.tune`, :mod:`.tunecli` -- SPSA tuning by game pairs (``scripts/tune.py``);
-* :mod:`.openings` -- opening suites judged by an engine (``scripts/make_openings.py``).
+* :mod:`.tune`, :mod:`.tunecli` -- SPSA tuning by game pairs (``usi-engine tune``);
+* :mod:`.openings` -- opening suites judged by an engine (``usi-engine make-openings``).
 
 The USI engine subprocess with deadlines on every answer is :mod:`usi_engine.usiproc`.
 """

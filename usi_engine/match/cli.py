@@ -1,4 +1,4 @@
-"""Command line of ``scripts/match.py``: engines, config files, flags -> MatchConfig."""
+"""Command line of ``usi-engine match``: engines, config files, flags -> MatchConfig."""
 
 from __future__ import annotations
 
@@ -53,10 +53,10 @@ one [engine NAME] section per engine holding the engine keys above.  Flags given
 the command line win over the file; --engine engines are added after the file's.
 
 examples:
-  scripts/match.py --engine cmd="python -m usi_engine" name=new \\
+  usi-engine match --engine cmd="python -m usi_engine" name=new \\
                    --engine cmd="python -m usi_engine" name=old dir=../old \\
                    --games 200 --byoyomi 1000 --random-openings 8 --sprt 0 10
-  scripts/match.py --engine cmd=usi-engine --engine cmd=../shared/opponents/gnushogi-usi \\
+  usi-engine match --engine cmd=usi-engine --engine cmd=../shared/opponents/gnushogi-usi \\
                    --games 10 --byoyomi 1000
 """
 

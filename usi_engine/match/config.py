@@ -75,7 +75,7 @@ class Opening:
 
 @dataclass
 class MatchConfig:
-    """Everything a match needs; see ``scripts/match.py --help``."""
+    """Everything a match needs; see ``usi-engine match --help``."""
 
     engines: list[EngineSpec]
     games: int = 2

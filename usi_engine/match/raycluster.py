@@ -1,4 +1,4 @@
-"""Matches on a Ray cluster (``scripts/match.py --ray ADDRESS``).
+"""Matches on a Ray cluster (``usi-engine match --ray ADDRESS``).
 
 The driver keeps the schedule, the statistics and the files; the games run in Ray
 actors, one per concurrent game, each a :class:`~.runner.Table` that keeps its

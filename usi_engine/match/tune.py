@@ -1,4 +1,4 @@
-"""SPSA tuning by game pairs (``scripts/tune.py``), on this machine or on Ray.
+"""SPSA tuning by game pairs (``usi-engine tune``), on this machine or on Ray.
 
 Each iteration plays one pair: engine 0 with ``theta + c * flip`` against engine 1 with
 ``theta - c * flip``, one opening, colours swapped, on one table (the engines keep their

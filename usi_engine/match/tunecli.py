@@ -1,4 +1,4 @@
-"""Command line of ``scripts/tune.py``: SPSA tuning of an engine's spin options."""
+"""Command line of ``usi-engine tune``: SPSA tuning of an engine's spin options."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ Tune an engine's constants by SPSA (fishtest's form): each iteration is a game p
 theta + c*flip against theta - c*flip, one opening with colours swapped; the pair's
 result moves theta.  Local (--concurrency pairs at once) or on a Ray cluster (--ray).
 The state is saved after every pair (--resume continues it); tuned.cfg, params.patch and
-spsa.png go to --out.  Check the result with an SPRT (scripts/match.py) before keeping it.
+spsa.png go to --out.  Check the result with an SPRT (usi-engine match) before keeping it.
 """
 
 EPILOG = """\
@@ -31,10 +31,10 @@ other spin option: --param NAME START MIN MAX C_END [R_END] (repeatable; replace
 table).
 
 examples:
-  scripts/tune.py --engine cmd="python -m usi_engine" --params RazorMargin,FutilityMargin \\
+  usi-engine tune --engine cmd="python -m usi_engine" --params RazorMargin,FutilityMargin \\
                   --pairs 2000 --nodes 20000 --random-openings 8 --out tune/razor
-  scripts/tune.py ... --ray auto --pairs 20000            # on the cluster 'ray start' made
-  scripts/tune.py ... --out tune/razor --resume           # continue a stopped run
+  usi-engine tune ... --ray auto --pairs 20000            # on the cluster 'ray start' made
+  usi-engine tune ... --out tune/razor --resume           # continue a stopped run
 """
 
 
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="KEY=VALUE",
         required=True,
-        help="the engine: cmd=CMD [dir=DIR] [option.NAME=VALUE ...] (as scripts/match.py)",
+        help="the engine: cmd=CMD [dir=DIR] [option.NAME=VALUE ...] (as usi-engine match)",
     )
     p.add_argument(
         "--params", metavar="NAMES", help="comma-separated names from core/params.py (default: all)"
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("depth", "depth limit per move"),
     ):
         p.add_argument(f"--{flag}", type=int, help=what)
-    p.add_argument("--openings", metavar="FILE", help="openings file (as scripts/match.py)")
+    p.add_argument("--openings", metavar="FILE", help="openings file (as usi-engine match)")
     p.add_argument("--random-openings", type=int, metavar="PLIES", help="random balanced openings")
     p.add_argument("--seed", type=int, help="seed of the openings and of SPSA's flips")
     p.add_argument(
@@ -169,11 +169,11 @@ class Progress(StatusLine):
 
 
 def verify_command(config: tune.TuneConfig, values: dict[str, int]) -> str:
-    """The scripts/match.py SPRT of the tuned values against the defaults."""
+    """The usi-engine match SPRT of the tuned values against the defaults."""
     cmd = shlex.quote(" ".join(config.engine.cmd))
     opts = " ".join(f"option.{k}={v}" for k, v in values.items())
     return (
-        f"python scripts/match.py --engine cmd={cmd} name=tuned {opts} "
+        f"usi-engine match --engine cmd={cmd} name=tuned {opts} "
         f"--engine cmd={cmd} name=default --random-openings 8 --games 2000 --sprt 0 5"
     )
 
