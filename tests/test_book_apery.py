@@ -4,9 +4,7 @@ USI."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,9 +20,9 @@ from usi_engine.book.apery import (
     zobrist_table,
 )
 from usi_engine.position import Position
+from yaneuraou_books import require_yaneuraou, yaneuraou_book_moves
 
 REPO = Path(__file__).resolve().parent.parent
-YANEURAOU = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-material9"
 START = Position().sfen()
 START_KEY = 0xEEBE8EE7E1AD7E15  # YaneuraOu finds a book written with it (below)
 OPEN = BookSettings(
@@ -265,45 +263,8 @@ def test_makebook_refuses_an_apery_book_without_a_traceback(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------------- YaneuraOu
-def yaneuraou_moves(book_path: Path, sfens: list[str]) -> list[str]:
-    # BookDepthLimit stays at its default 16: YaneuraOu gives Apery moves depth 256
-    options = {
-        "BookDir": book_path.parent,
-        "BookFile": book_path.name,
-        "BookEvalDiff": 0,
-        "BookEvalBlackLimit": -99999,
-        "BookEvalWhiteLimit": -99999,
-        "BookMoves": 1000,
-        "USI_Hash": 16,
-        "Threads": 1,
-        "NetworkDelay": 0,
-        "NetworkDelay2": 0,
-    }
-    lines = ["usi"] + [f"setoption name {k} value {v}" for k, v in options.items()] + ["isready"]
-    for sfen in sfens:
-        lines += [f"position sfen {sfen}", "go btime 0 wtime 0 byoyomi 1000"]
-    proc = subprocess.Popen([str(YANEURAOU)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    moves = []
-    try:
-        proc.stdin.write("\n".join(lines) + "\n")
-        proc.stdin.flush()
-        for line in proc.stdout:
-            if line.startswith("bestmove"):
-                moves.append(line.split()[1])
-                if len(moves) == len(sfens):
-                    break
-    finally:
-        proc.stdin.write("quit\n")
-        proc.stdin.close()
-        proc.wait(10)
-    return moves
-
-
 def test_yaneuraou_plays_the_same_moves_from_an_apery_book(tmp_path):
-    if not YANEURAOU.exists():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{YANEURAOU} is missing")
-        pytest.skip(f"{YANEURAOU} is not here")
+    require_yaneuraou()
     # positions whose best book move is a drop, a promotion or a plain move, with hands on
     # the side to move (black and white), each with two worse moves and a distinct best value
     rng = random.Random(5)
@@ -352,7 +313,8 @@ def test_yaneuraou_plays_the_same_moves_from_an_apery_book(tmp_path):
     expected = [ours.probe(s, settings).move for s in sfens]
     assert expected == [max(book[s], key=lambda m: m[2])[0] for s in sfens]
     assert sum("*" in m for m in expected) == 4 and sum(m.endswith("+") for m in expected) == 3
-    assert yaneuraou_moves(path, sfens) == expected
+    # BookDepthLimit stays at its default 16: YaneuraOu gives Apery moves depth 256
+    assert yaneuraou_book_moves(path, sfens) == expected
 
 
 # --------------------------------------------------------------------------------- over USI

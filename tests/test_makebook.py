@@ -3,22 +3,20 @@ propagation of values (loops included); YaneuraOu plays the same moves from our 
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from usi_engine.book import Book, BookMove, BookSettings, book_key
 from usi_engine.book.graph import propagate_book
 from usi_engine.book.propagate import minimax
 from usi_engine.book.records import book_from_games, read_games, RecordStats
 from usi_engine.position import Position
+from yaneuraou_books import require_yaneuraou, yaneuraou_book_moves
 
 REPO = Path(__file__).resolve().parent.parent
-YANEURAOU = REPO.parent / "shared" / "opponents" / "yaneuraou" / "YaneuraOu-material9"
 
 
 def makebook(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -207,45 +205,8 @@ def test_search_grows_the_book_and_resumes(tmp_path):
 
 
 # --------------------------------------------------------------------------------- YaneuraOu
-def yaneuraou_moves(book_path: Path, sfens: list[str]) -> list[str]:
-    options = {
-        "BookDir": book_path.parent,
-        "BookFile": book_path.name,
-        "BookEvalDiff": 0,
-        "BookDepthLimit": 0,
-        "BookEvalBlackLimit": -99999,
-        "BookEvalWhiteLimit": -99999,
-        "BookMoves": 1000,
-        "USI_Hash": 16,
-        "Threads": 1,
-        "NetworkDelay": 0,
-        "NetworkDelay2": 0,
-    }
-    lines = ["usi"] + [f"setoption name {k} value {v}" for k, v in options.items()] + ["isready"]
-    for sfen in sfens:
-        lines += [f"position sfen {sfen}", "go btime 0 wtime 0 byoyomi 1000"]
-    proc = subprocess.Popen([str(YANEURAOU)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    moves = []
-    try:
-        proc.stdin.write("\n".join(lines) + "\n")
-        proc.stdin.flush()
-        for line in proc.stdout:
-            if line.startswith("bestmove"):
-                moves.append(line.split()[1])
-                if len(moves) == len(sfens):
-                    break
-    finally:
-        proc.stdin.write("quit\n")
-        proc.stdin.close()
-        proc.wait(10)
-    return moves
-
-
 def test_yaneuraou_plays_the_same_moves_from_our_book(tmp_path):
-    if not YANEURAOU.exists():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{YANEURAOU} is missing")
-        pytest.skip(f"{YANEURAOU} is not here")
+    require_yaneuraou()
     # a book with a distinct best value in every position, and hands in its positions
     rng = random.Random(5)
     book = Book()
@@ -270,4 +231,4 @@ def test_yaneuraou_plays_the_same_moves_from_our_book(tmp_path):
     )
     expected = [ours.probe(s, settings).move for s in sfens]
     assert expected == [max(ours.moves(s), key=lambda m: m.value).move for s in sfens]
-    assert yaneuraou_moves(path, sfens) == expected
+    assert yaneuraou_book_moves(path, sfens, BookDepthLimit=0) == expected
