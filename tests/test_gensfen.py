@@ -453,3 +453,19 @@ def test_cli_refuses_a_bad_teacher_option(tmp_path):
         with pytest.raises(SystemExit, match=f"--teacher-option needs NAME=VALUE, got '{bad}'"):
             cli.config_from_args(cli.parse_args(args + ["--teacher-option", bad]))
     assert not (tmp_path / "x").exists()
+
+
+def test_a_teacher_named_by_a_relative_path_is_recorded_absolute(tmp_path, monkeypatch):
+    """The run's identity records the teacher: the same engine, resumed from another
+    folder, must compare equal."""
+    from usi_engine.commands import gensfen as cli
+
+    engine = tmp_path / "engines" / "teacher"
+    engine.parent.mkdir()
+    engine.write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["--out", str(tmp_path / "x"), "--positions", "10"]
+    cfg = cli.config_from_args(cli.parse_args(args + ["--teacher", "engines/teacher --fast"]))
+    assert cfg.teacher == f"{engine} --fast"
+    for kept in ("python -m usi_engine", "gpsusi", "engines/missing"):  # on PATH, or no such file
+        assert cli.config_from_args(cli.parse_args(args + ["--teacher", kept])).teacher == kept

@@ -25,7 +25,7 @@ import time
 from usi_engine.cluster import ClusterError
 from usi_engine.training.data.gensfen import GenConfig, run, format_summary
 from usi_engine.training.data.selfplay import PlayConfig
-from usi_engine.training.data.labeler import parse_teacher_options
+from usi_engine.training.data.labeler import absolute_command, parse_teacher_options
 from usi_engine.match.cli import command_problem
 from usi_engine.server.options import ascii_clean
 from usi_engine.position import Position, START_SFEN
@@ -146,7 +146,7 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
         nodes=a.nodes,
         hash_mb=a.hash,
         evaldir=a.evaldir,
-        teacher=a.teacher,
+        teacher=absolute_command(a.teacher) if a.teacher else None,
         teacher_go=a.teacher_go,
         teacher_options=options,
         openings=read_openings(a.openings) if a.openings else (START_SFEN,),

@@ -6,6 +6,7 @@ the move and the score from the side to move's view (centipawns, or plies to mat
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from dataclasses import dataclass
@@ -87,6 +88,17 @@ class OwnSearch:
 
     def close(self) -> None:
         pass
+
+
+def absolute_command(command: str) -> str:
+    """`command` with its program made absolute when it is given as a relative path to a file
+    (`../engines/gpsusi`): a run records its teacher, and the same engine must be recognised
+    when the run is resumed from another folder.  Programs found on PATH stay as written."""
+    words = shlex.split(command)
+    if words and os.sep in words[0] and not os.path.isabs(words[0]) and os.path.isfile(words[0]):
+        words[0] = os.path.abspath(words[0])
+        return shlex.join(words)
+    return command
 
 
 def parse_teacher_options(texts: list[str]) -> tuple[tuple[str, str], ...]:
