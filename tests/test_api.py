@@ -177,6 +177,27 @@ def test_engine_options_and_close():
         eng.play(Position(), Limit(depth=1))
 
 
+def test_engine_cuts_hash_and_threads_to_the_machine(monkeypatch):
+    """As the USI server does: a table larger than the memory, or more threads than cores,
+    is cut to what fits, with a warning saying so; the option keeps what was asked."""
+    from usi_engine.server import limits
+
+    monkeypatch.setattr(limits, "memory_mb", lambda: 64)
+    monkeypatch.setattr(limits, "cores", lambda: 1)
+    with pytest.warns(RuntimeWarning) as caught:
+        eng = Engine({"USI_Hash": 4096, "Threads": 8})
+    said = [str(w.message) for w in caught]
+    assert any(m.startswith("USI_Hash 4096 MB does not fit in this machine's memory (64 MB)") for m in said)
+    assert "Threads 8 is more than the 1 cores here: using 1" in said
+    try:
+        assert eng._searcher.threads == 1
+        assert eng._searcher.tt.nbytes <= 64 << 20  # the table fits the memory
+        assert eng.options["USI_Hash"] == 4096 and eng.options["Threads"] == 8
+        assert eng.play(Position(), Limit(depth=2)) in Position().legal_moves()
+    finally:
+        eng.close()
+
+
 def test_engine_evaluation_follows_evaldir(tmp_path):
     """EvalDir: the shipped network by default, a network's folder, 'handmade'; a bad one
     raises naming the file and leaves the evaluation and the options as they were."""

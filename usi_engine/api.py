@@ -142,6 +142,23 @@ def as_position(position: "Position | str") -> "Position":
     return Position(text)
 
 
+def _fitted_to_machine(settings):
+    """`settings` with USI_Hash and Threads cut to what this machine holds, as the USI server
+    cuts them (server/limits.py); a RuntimeWarning says what was cut."""
+    import dataclasses
+    import warnings
+
+    from .server import limits
+
+    hash_mb, notes = settings.hash_mb, []
+    if hash_mb is not None:
+        hash_mb, _, notes = limits.fit_tables(hash_mb, 1, limits.memory_mb())
+    threads, more = limits.fit_threads(settings.threads, limits.cores())
+    for note in notes + more:
+        warnings.warn(note, RuntimeWarning, stacklevel=3)
+    return dataclasses.replace(settings, hash_mb=hash_mb, threads=threads)
+
+
 class Engine:
     """This engine, in process.  ``options`` are USI option names and values
     (``{"USI_Hash": 64, "Threads": 2, "LMR": False}``); those about the clock do not apply
@@ -186,8 +203,9 @@ class Engine:
         network = self._evaluation(values)  # a bad EvalDir raises before any change
         for opt, value in parsed:
             opt.value = value
+        settings = _fitted_to_machine(SearchSettings.from_options(self._options))
         with self._search_lock:
-            configure(self._searcher, SearchSettings.from_options(self._options))
+            configure(self._searcher, settings)
             if network is not None:
                 self._eval_key, loaded = network
                 self._searcher.set_network(None if loaded is None else loaded.arrays)
