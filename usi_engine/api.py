@@ -17,7 +17,8 @@ True
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping
 
 if TYPE_CHECKING:
@@ -145,9 +146,6 @@ def as_position(position: "Position | str") -> "Position":
 def _fitted_to_machine(settings):
     """`settings` with USI_Hash and Threads cut to what this machine holds, as the USI server
     cuts them (server/limits.py); a RuntimeWarning says what was cut."""
-    import dataclasses
-    import warnings
-
     from .server import limits
 
     hash_mb, notes = settings.hash_mb, []
@@ -156,7 +154,7 @@ def _fitted_to_machine(settings):
     threads, more = limits.fit_threads(settings.threads, limits.cores())
     for note in notes + more:
         warnings.warn(note, RuntimeWarning, stacklevel=3)
-    return dataclasses.replace(settings, hash_mb=hash_mb, threads=threads)
+    return replace(settings, hash_mb=hash_mb, threads=threads)
 
 
 class Engine:
