@@ -149,6 +149,24 @@ def test_limits_and_info(solver):
     assert solver.solve(Position(MATES[0][0]))[0] == "mate"
 
 
+def test_node_limit_bounds_the_shortest_line_too(solver):
+    """Once the mate is proven, the shortest line is searched and then read out in one
+    numba call; that call's allowance comes from the limits left, so a node limit holds
+    for the whole solve (it once ran 50 million nodes past it) and the answer is still a
+    forced mate, or a timeout."""
+    sfen = "9/3k5/9/+R1S6/9/9/9/9/9 b G2Sr2b3gs4n4l18p 1"  # mate in 9, ~220,000 nodes
+    solver.clear()
+    assert solver.solve(Position(sfen))[0] == "mate"
+    unbounded = solver.nodes
+    for cap in (unbounded // 2, unbounded // 4):
+        solver.clear()
+        status, moves = solver.solve(Position(sfen), nodes=cap)
+        assert solver.nodes <= cap + 2048, f"{solver.nodes} nodes at a limit of {cap}"
+        assert status in ("mate", "timeout")
+        if status == "mate":
+            replay_forced_mate(sfen, moves)
+
+
 # --- mate_in_1 / mate_in_3 / generate_checks on random middle-game positions -------------
 
 

@@ -7,8 +7,11 @@
 
 How time works: the numba search runs `nogil` in slices of nodes; between slices Python
 reads the clock, calls `on_info(nodes, nps, time_ms)` about once a second and checks the
-time and node limits.  The `stop` array (np.int32[1]) is also polled inside numba every
-1024 nodes, so setting ``stop[0] = 1`` from another thread ends a slice at once.
+time and node limits.  Near the end a slice is cut to the nodes the time left allows at
+the rate measured so far, and so is the one call that reads out the shortest line (half of
+what is left: the rest is for the proof's line), so the limits hold for the whole solve.
+The `stop` array (np.int32[1]) is also polled inside numba every 1024 nodes, so setting
+``stop[0] = 1`` from another thread ends a slice at once.
 
 Answers: ("mate", usi_moves) with the shortest mate against the longest resistance (all
 interpositions count as moves), ("nomate", []) when the attacker has no forced mate by
@@ -35,6 +38,8 @@ _SLICE_MIN = 20_000
 _INFO_EVERY_S = 1.0
 _EXACT_MIN_NODES = 2_000_000  # the shortest-mate pass may spend this many nodes at least,
 _EXACT_FACTOR = 4  # or this many times the nodes the proof took
+_PV_MAX_NODES = 50_000_000  # one exact_pv call's allowance when no limit bounds it
+_PV_TIME_SHARE = 0.5  # of the time left, what exact_pv may take (the rest: the proof line)
 
 
 class MateSolver:
@@ -107,9 +112,31 @@ class MateSolver:
                 return True
             return node_cap is not None and params[cm.P_NODES] >= node_cap
 
+        def nodes_in_time_left(share=1.0):
+            # numba cannot read the clock: a slice's node count is what stops it, so the
+            # time left is turned into nodes at the rate measured so far
+            if deadline is None:
+                return None
+            elapsed = time.perf_counter() - start
+            rate = params[cm.P_NODES] / elapsed if elapsed > 0 else 0.0
+            return int(rate * max(0.0, deadline - time.perf_counter()) * share)
+
         def next_limit():
-            lim = int(params[cm.P_NODES]) + slice_nodes
+            step = slice_nodes
+            left = nodes_in_time_left()
+            if left is not None and params[cm.P_NODES] > 0:
+                step = max(1_000, min(step, left))
+            lim = int(params[cm.P_NODES]) + step
             return min(lim, node_cap) if node_cap is not None else lim
+
+        def pv_allowance():
+            allowance = _PV_MAX_NODES
+            left = nodes_in_time_left(_PV_TIME_SHARE)
+            if left is not None:
+                allowance = min(allowance, left)
+            if node_cap is not None:
+                allowance = min(allowance, node_cap - int(params[cm.P_NODES]))
+            return max(1, allowance)
 
         # --- 1. prove or disprove --------------------------------------------------------
         status = None
@@ -145,7 +172,7 @@ class MateSolver:
         def exact_limit():
             return min(next_limit(), cap)
 
-        line = self._exact_line(a, tt, work, exact_budget_gone, exact_limit, report)
+        line = self._exact_line(a, tt, work, exact_budget_gone, exact_limit, pv_allowance, report)
         if line is None:
             line = self._proof_line(a, tt, work, out_of_budget, next_limit)
         self.nodes = int(params[cm.P_NODES])
@@ -154,7 +181,9 @@ class MateSolver:
             return "timeout", []
         return "mate", [move_to_usi(int(m)) for m in line]
 
-    def _exact_line(self, a, tt, work, out_of_budget, next_limit, report):
+    def _exact_line(self, a, tt, work, out_of_budget, next_limit, pv_allowance, report):
+        """The shortest mate by iterative deepening of the exact search, then its line in
+        one numba call of at most `pv_allowance()` nodes; None when a budget ran out."""
         params = tt.params
         budget = 1
         while budget < 2 * cm.MAX_DEPTH:
@@ -168,7 +197,7 @@ class MateSolver:
                     break
             if v < cm.INF:
                 out = np.zeros(int(v) + 1, np.int32)
-                params[cm.P_LIMIT] = params[cm.P_NODES] + 50_000_000
+                params[cm.P_LIMIT] = params[cm.P_NODES] + pv_allowance()
                 n = cm.exact_pv(a, tt, work, int(v), out)
                 if n == int(v):
                     return [int(m) for m in out[:n]]
