@@ -1,18 +1,25 @@
-"""Building books: `usi-engine makebook` from records, from our own search, and the min-max
-propagation of values (loops included); YaneuraOu plays the same moves from our files."""
+"""Building books: `usi-engine makebook` from records, from our own search (in process, in
+worker processes, on a local Ray cluster: the same book), and the min-max propagation of
+values (loops included); YaneuraOu plays the same moves from our files."""
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 
 from usi_engine.book import Book, BookMove, BookSettings, book_key
+from usi_engine.book.expand import ExpandSettings, expand
 from usi_engine.book.graph import propagate_book
 from usi_engine.book.propagate import minimax
 from usi_engine.book.records import book_from_games, read_games, RecordStats
+from usi_engine.book.searchers import ProcessPool, SearchFailed, SearchLimits, Workers
 from usi_engine.position import Position
 from yaneuraou_books import require_yaneuraou, yaneuraou_book_moves
 
@@ -202,6 +209,160 @@ def test_search_grows_the_book_and_resumes(tmp_path):
     # the frontier within ply 3 is 1 + 2 + 4 positions: a third run finds nothing to add
     third = makebook(*args[:-1], "--positions", "5")
     assert "7 positions, 0 searched in 1 rounds (no frontier left)" in third.stdout
+
+
+# --------------------------------------------------------------------------------- workers
+# a frontier that follows the values (--expand-diff 30), so the order results are added in
+# and the rounds' propagation both shape the book
+SEARCH = ("--depth", "2", "--multipv", "2", "--max-ply", "4", "--expand-diff", "30", "--positions", "9")
+
+
+def test_two_workers_write_the_same_book_as_one(tmp_path):
+    one, two, raised = tmp_path / "one.db", tmp_path / "two.db", tmp_path / "raised.db"
+    makebook("search", one, *SEARCH, "--batch", "2", "--quiet")
+    proc = makebook("search", two, *SEARCH, "--batch", "2", "--workers", "2")
+    assert proc.stdout.startswith(f"{two}: 9 positions, 9 searched in ")
+    assert two.read_bytes() == one.read_bytes()
+    # two workers raise --batch 1 to two positions a round: the book of --batch 2
+    makebook("search", raised, *SEARCH, "--batch", "1", "--workers", "2", "--quiet")
+    assert raised.read_bytes() == one.read_bytes()
+    book = Book.open(one, ignore_ply=True)
+    assert book.errors == [] and len(book) == 9
+    check_propagated(book)
+
+
+def test_ctrl_c_with_workers_saves_the_book_and_a_rerun_goes_on(tmp_path):
+    out = tmp_path / "grown.db"
+    args = ["search", out, "--depth", "3", "--multipv", "2", "--max-ply", "30", "--expand-diff", "1000"]
+    cmd = [sys.executable, "-m", "usi_engine", "makebook", *map(str, args), "--workers", "2", "--quiet"]
+    # a process group of its own: Ctrl-C at a terminal reaches the driver and its workers alike
+    proc = subprocess.Popen(
+        [*cmd, "--positions", "100000"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=os.setpgrp,
+    )
+    deadline = time.monotonic() + 240
+    while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    assert "interrupted: the book so far is saved; run again to continue" in stderr
+    stopped = Book.open(out, ignore_ply=True)
+    assert stopped.errors == [] and len(stopped) >= 8  # saved every 8 positions, and at the end
+    check_propagated(stopped)
+    rerun = makebook(*args, "--workers", "2", "--positions", "3")
+    assert rerun.stdout.startswith(f"continuing from {out}: {len(stopped)} positions\n")
+    assert len(Book.open(out, ignore_ply=True)) == len(stopped) + 3
+
+
+def test_a_failing_worker_is_an_error_not_a_hang():
+    sfens = [Position.from_usi(f"startpos moves {m}").sfen() for m in ("7g7f", "2g2f")]
+    with ProcessPool({}, SearchLimits(depth=1, nodes=None, multipv=1), workers=2) as pool:
+        found = list(pool.search(sfens, lambda: False))
+        assert [s for s, _ in found] == sfens and all(len(moves) == 1 for _, moves in found)
+        with pytest.raises(SearchFailed, match="worker 0 could not search no position: ValueError"):
+            list(pool.search(["no position"], lambda: False))
+        os.kill(pool._procs[1].pid, signal.SIGKILL)
+        with pytest.raises(SearchFailed, match=r"worker process 1 ended \(exit code -9\) while searching"):
+            list(pool.search(sfens, lambda: False))
+    # a bad option stops the run before it starts, as with one engine in process
+    with pytest.raises(ValueError, match="unknown option 'Nope'"):
+        ProcessPool({"Nope": "1"}, SearchLimits(depth=1, nodes=None, multipv=1), workers=2)
+
+
+class ReversedWorkers(Workers):
+    """Workers that finish the positions handed out last first; no engine: a position's
+    moves are its first two legal moves."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__()
+        self.workers = workers
+        self.handed: list[str] = []  # every position handed out
+        self._out: list[tuple[int, str]] = []
+
+    def _send(self, worker: int, sfen: str) -> None:
+        self.handed.append(sfen)
+        self._out.append((worker, sfen))
+
+    def _receive(self, timeout: float) -> list[tuple[int, list[BookMove]]]:
+        done, self._out = self._out[::-1], []
+        return [
+            (w, [BookMove(m, None, 10 - i, 1, 1) for i, m in enumerate(Position(s).legal_moves()[:2])])
+            for w, s in done
+        ]
+
+    def close(self) -> None:
+        pass
+
+
+class FailingAfterOne:
+    """A searcher whose worker fails after the first position."""
+
+    workers = 1
+
+    def search(self, sfens, stopped):
+        yield sfens[0], [BookMove("7g7f", None, 0, 1, 1)]
+        raise SearchFailed("worker 0 could not search X: ValueError: bad")
+
+    def close(self) -> None:
+        pass
+
+
+def test_results_come_in_frontier_order_and_stop_after_the_started_ones():
+    sfens = [Position.from_usi(f"startpos moves {m}").sfen() for m in ("7g7f", "2g2f", "5g5f", "1g1f")]
+    workers = ReversedWorkers(3)
+    assert [s for s, _ in workers.search(sfens, lambda: False)] == sfens
+    # stopped once a position is handed out: that one is finished and given, no other starts
+    before = len(workers.handed)
+    assert [s for s, _ in workers.search(sfens, lambda: len(workers.handed) > before)] == sfens[:1]
+    # a round takes a position for each of the 3 workers although --batch is 1:
+    # 1 root, then its 2 children, then 2 of the 4 grandchildren
+    saved: list[int] = []
+    settings = ExpandSettings(positions=5, batch=1, max_ply=3, expand_diff=1000)
+    book, report = expand(
+        Book(ignore_ply=True), ["startpos"], workers, settings, lambda b: saved.append(len(b))
+    )
+    assert (report.searched, report.rounds, report.failed) == (5, 3, None)
+    assert saved[-1] == len(book) == 5
+    # a failure ends the run with the book so far saved
+    book, report = expand(
+        Book(ignore_ply=True), ["startpos"], FailingAfterOne(), settings, lambda b: saved.append(len(b))
+    )
+    assert report.failed == "worker 0 could not search X: ValueError: bad"
+    assert saved[-1] == len(book) == 1
+
+
+def test_bad_workers_are_refused_naming_the_option(capsys):
+    from usi_engine.book import makebook as cli
+
+    for value in ("-1", "two"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["search", "never.db", "--workers", value])
+        assert exit_.value.code == 2
+        assert "argument --workers:" in capsys.readouterr().err
+    assert not Path("never.db").exists()
+
+
+def test_ray_local_cluster_writes_the_same_book(tmp_path):
+    """`--ray local` with two actors: a cluster on 127.0.0.1 only, and the book of one engine."""
+    from usi_engine import cluster
+    from usi_engine.book.expand import save_to
+    from usi_engine.book.searchers import RayActors
+
+    one, ray_book = tmp_path / "one.db", tmp_path / "ray.db"
+    makebook("search", one, *SEARCH, "--batch", "2", "--quiet")
+    settings = ExpandSettings(depth=2, multipv=2, max_ply=4, expand_diff=30, positions=9, batch=2)
+    with RayActors({}, settings.limits(), 2, cluster.LOCAL) as actors:
+        assert cluster.exposed_sockets() == []
+        book, report = expand(
+            Book(ignore_ply=True, flipped=False), [Position().sfen()], actors, settings, save_to(ray_book)
+        )
+    assert (report.searched, report.failed) == (9, None)
+    assert ray_book.read_bytes() == one.read_bytes()
 
 
 # --------------------------------------------------------------------------------- YaneuraOu

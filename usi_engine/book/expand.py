@@ -6,6 +6,10 @@ One round: propagate the values; walk from the roots along every move within `ex
 of the best move of its position; the positions reached that the book lacks (up to
 `max_ply`) are the frontier; search up to `batch` of them, shallowest first, and add each
 searched position with its MultiPV moves (value, depth, the PV's reply as ponder, count 1).
+
+The positions of a round are searched at once by the searcher's workers (searchers.py)
+and added in frontier order, each searched from a fresh start, so the book depends only
+on the settings, not on the number of workers or which finished first.
 """
 
 from __future__ import annotations
@@ -14,11 +18,11 @@ import signal
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .book import Book
-from .format import BookMove
 from .graph import propagate_book
+from .searchers import PositionSearcher, SearchFailed, SearchLimits
 from .sfen import book_key
 
 
@@ -30,8 +34,12 @@ class ExpandSettings:
     max_ply: int = 24  # the SFEN ply (1 at the start) of the deepest position searched
     expand_diff: int = 40  # follow moves this close to their position's best (cp)
     positions: int = 100  # positions to search in this run
-    batch: int = 8  # positions searched between two propagations
+    batch: int = 8  # positions searched between two propagations (at least one per worker)
     save_every: int = 8
+
+    def limits(self) -> SearchLimits:
+        """How each position is searched."""
+        return SearchLimits(self.depth, self.nodes, self.multipv)
 
 
 @dataclass
@@ -40,6 +48,7 @@ class ExpandReport:
     rounds: int = 0
     complete: bool = False  # no frontier left within max_ply and expand_diff
     notes: list[str] = field(default_factory=list)
+    failed: str | None = None  # why a search failed and ended the run (SearchFailed)
 
 
 def frontier(book: Book, roots: list[str], settings: ExpandSettings, skip: set[str]) -> list[str]:
@@ -71,57 +80,70 @@ def frontier(book: Book, roots: list[str], settings: ExpandSettings, skip: set[s
     return out
 
 
-def search_position(engine, sfen: str, settings: ExpandSettings) -> list[BookMove]:
-    """MultiPV search of one position: its moves as book entries (side to move's view)."""
-    from ..api import Limit
-
-    limit = Limit(depth=settings.depth, nodes=settings.nodes)
-    infos = engine.analyse(sfen, limit, multipv=settings.multipv)
-    out = []
-    for info in infos:
-        if not info.pv:
-            continue
-        ponder = str(info.pv[1]) if len(info.pv) > 1 else None
-        out.append(BookMove(str(info.pv[0]), ponder, info.score.to_cp(), int(info.depth), 1))
-    return out
-
-
 def expand(
     book: Book,
     roots: list[str],
-    engine,
+    searcher: PositionSearcher,
     settings: ExpandSettings,
     save: Callable[[Book], None],
     progress=None,
 ) -> tuple[Book, ExpandReport]:
-    """Grow `book` (see the module's docstring); `save(book)` is called every
-    `save_every` positions and at the end (also after Ctrl-C, which ends the run)."""
+    """Grow `book` (see the module's docstring) with `searcher` (searchers.py);
+    `save(book)` is called every `save_every` positions and at the end (also after Ctrl-C,
+    which ends the run once the positions being searched are done, and after a
+    SearchFailed, which `report.failed` then describes)."""
     report = ExpandReport()
-    skip: set[str] = set()
-    since_save = 0
-    interrupted = []
+    interrupted: list[bool] = []
     old_handler = signal.getsignal(signal.SIGINT)
     try:
         signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
     except ValueError:  # not the main thread: Ctrl-C stays as it was
         old_handler = None
     try:
-        while report.searched < settings.positions and not interrupted:
-            book, result, illegal = propagate_book(book)
-            report.rounds += 1
-            if not result.converged:
-                report.notes.append(
-                    f"round {report.rounds}: values still changing after "
-                    f"{result.iterations} sweeps (a repetition loop)"
-                )
-            todo = frontier(book, roots, settings, skip)
-            if not todo:
-                report.complete = True
-                break
-            for sfen in todo[: min(settings.batch, settings.positions - report.searched)]:
-                if interrupted:
-                    break
-                moves = search_position(engine, sfen, settings)
+        book = _rounds(book, roots, searcher, settings, save, progress, report, interrupted)
+        book, result, _ = propagate_book(book)
+        save(book)
+        if interrupted:
+            report.notes.append("interrupted: the book so far is saved; run again to continue")
+    finally:
+        if old_handler is not None:
+            signal.signal(signal.SIGINT, old_handler)
+    return book, report
+
+
+def _rounds(
+    book: Book,
+    roots: list[str],
+    searcher: PositionSearcher,
+    settings: ExpandSettings,
+    save: Callable[[Book], None],
+    progress: Any,
+    report: ExpandReport,
+    interrupted: list[bool],
+) -> Book:
+    """The rounds of expand(), until `settings.positions` are searched, the frontier is
+    empty, Ctrl-C or a SearchFailed; the book as it stands, with every position searched
+    (`report` is filled in as they go)."""
+    # every worker gets a position each round, else the extra workers would only wait
+    batch = max(settings.batch, searcher.workers)
+    skip: set[str] = set()
+    since_save = 0
+    while report.searched < settings.positions and not interrupted:
+        book, result, illegal = propagate_book(book)
+        report.rounds += 1
+        if not result.converged:
+            report.notes.append(
+                f"round {report.rounds}: values still changing after "
+                f"{result.iterations} sweeps (a repetition loop)"
+            )
+        todo = frontier(book, roots, settings, skip)
+        if not todo:
+            report.complete = True
+            break
+        todo = todo[: min(batch, settings.positions - report.searched)]
+        try:
+            # in frontier order, whichever worker finished first: the book does not depend on them
+            for sfen, moves in searcher.search(todo, lambda: bool(interrupted)):
                 skip.add(book_key(sfen)[0])
                 if moves:
                     book.set_moves(sfen, moves)
@@ -132,14 +154,10 @@ def expand(
                 if since_save >= settings.save_every:
                     save(book)
                     since_save = 0
-        book, result, _ = propagate_book(book)
-        save(book)
-        if interrupted:
-            report.notes.append("interrupted: the book so far is saved; run again to continue")
-    finally:
-        if old_handler is not None:
-            signal.signal(signal.SIGINT, old_handler)
-    return book, report
+        except SearchFailed as exc:  # the positions added so far are good: keep them
+            report.failed = str(exc)
+            break
+    return book
 
 
 def save_to(path: str | Path) -> Callable[[Book], None]:

@@ -3,12 +3,14 @@
     usi-engine makebook records OUT.db RECORD|DIR ... [--max-ply 32] [--min-count 2] [--winner-only]
     usi-engine makebook search OUT.db [--root SFEN ...] [--depth 8 | --nodes N] [--multipv 4]
                                       [--positions 100] [--max-ply 24] [--expand-diff 40]
+                                      [--workers N] [--ray ADDRESS]
     usi-engine makebook propagate IN.db OUT.db
 
 `records` counts the moves of game records; `search` grows a book with our own MultiPV
 search where its good lines end and propagates the values min-max (it continues from OUT.db
 when that exists, so a stopped run is resumed by running it again; `--from IN.db` starts
-from another book); `propagate` only propagates the values of a book.
+from another book; `--workers` and `--ray` search the positions of a round at once, and
+the book is the same); `propagate` only propagates the values of a book.
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ PROG = "usi-engine makebook"
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def _workers(text: str) -> int:
+    """--workers: a count of 0 (every core) or more; argparse names the option on error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: give 0 (every core) or a positive count")
+    return value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -60,7 +73,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=40,
         help="follow moves within this many cp of the best (default 40)",
     )
-    srch.add_argument("--batch", type=int, default=8, help="positions between two propagations")
+    srch.add_argument(
+        "--batch",
+        type=int,
+        default=8,
+        help="positions between two propagations (default 8; at least --workers)",
+    )
+    srch.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help="engines searching at once, each in its own process (default 1: in this "
+        "process; 0: as many as the cores hold at Threads cores each; with --ray, actors, "
+        "0: as many as the cluster's CPUs hold)",
+    )
+    srch.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="search on the Ray cluster at ADDRESS, one actor per worker ('local': a "
+        "private cluster on 127.0.0.1; 'auto': the one `ray start` made here)",
+    )
     srch.add_argument(
         "--option",
         action="append",
@@ -177,14 +210,16 @@ def cmd_search(args) -> int:
     )
     if settings.depth is None and settings.nodes is None:
         settings.depth = 8
-    from ..api import Engine
+    from ..cluster import ClusterError
+    from .searchers import SearchFailed, make_searcher
 
     bar = None
     try:
-        with Engine(options) as engine:  # compiles first (numba): the bar starts after
+        # every engine compiles or loads the search (numba) first: the bar starts after
+        with make_searcher(options, settings.limits(), args.workers, args.ray) as searcher:
             bar = _progress(settings.positions, args.quiet)
-            book, report = expand(book, roots, engine, settings, save_to(out), bar)
-    except ValueError as exc:
+            book, report = expand(book, roots, searcher, settings, save_to(out), bar)
+    except (ValueError, ClusterError, SearchFailed) as exc:
         _warn(str(exc))
         return 2
     finally:
@@ -192,6 +227,9 @@ def cmd_search(args) -> int:
             bar.close()
     for note in report.notes:
         _warn(note)
+    if report.failed:
+        _warn(f"{report.failed}; the book so far is saved in {out}")
+        return 1
     state = "no frontier left" if report.complete else "run again to continue"
     _say(
         args, f"{out}: {len(book)} positions, {report.searched} searched in {report.rounds} rounds ({state})"
