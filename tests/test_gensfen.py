@@ -15,6 +15,7 @@ from usi_engine.position import Position, START_SFEN
 from usi_engine.training.data import psv
 from usi_engine.training.data.gensfen import (
     GenConfig,
+    TEACHER_FAILED_GAMES,
     TEACHER_RETRIES,
     format_summary,
     generate_shard,
@@ -257,7 +258,48 @@ def test_a_teacher_that_keeps_hanging_ends_the_run(tmp_path):
     hanging = Hanging(king_shuffle, hang_at=set(range(1, 100)))
     with pytest.raises(EngineTimeout, match="no answer in time"):
         generate_shard(cfg, 0, hanging)
-    assert hanging.restarts == TEACHER_RETRIES
+    # each game played TEACHER_RETRIES + 1 times, each failure followed by a fresh teacher
+    assert hanging.restarts == TEACHER_FAILED_GAMES * (TEACHER_RETRIES + 1)
+
+
+class HangsOnOneOpening(Scripted):
+    """A teacher that never answers at the fifth ply of games from `bad_start`, however
+    often they are replayed: a build that hangs for good in one position."""
+
+    def __init__(self, answer, bad_start):
+        super().__init__(answer)
+        self.bad_start, self.restarts = bad_start, 0
+
+    def search(self, game, multipv):
+        if game.start_sfen == self.bad_start and len(game.moves) == 5:
+            raise EngineTimeout("no answer in time")
+        return super().search(game, multipv)
+
+    def restart(self):
+        self.restarts += 1
+
+
+def test_a_game_the_teacher_always_fails_on_is_left_out(tmp_path, capsys):
+    good, bad = "4k4/9/9/9/9/9/9/9/4K4 b - 1", "4k4/9/9/9/9/9/9/9/4K4 b P 1"
+    cfg = gen_config(tmp_path, positions=60, shard_size=60, seed=3, play=NO_OPENING, openings=(good, bad))
+    teacher = HangsOnOneOpening(king_shuffle, bad)
+    data, stats = generate_shard(cfg, 0, teacher)
+    starts = {
+        seed: random.Random(seed).choice(cfg.openings) for seed in (f"3/0/{g}" for g in range(stats["games"]))
+    }
+    assert stats["teacher_failed_games"] == [seed for seed, start in starts.items() if start == bad]
+    assert stats["teacher_failed_games"], "the seed should draw the bad opening at least once"
+    assert teacher.restarts == len(stats["teacher_failed_games"]) * (TEACHER_RETRIES + 1)
+    # the shard is full, from the other games only: the same records as a teacher that
+    # never fails gives for those games
+    assert len(data) == 60
+    kept = [seed for seed, start in starts.items() if start == good]
+    want = []
+    for seed in kept:
+        rng = random.Random(seed)
+        want += play_game(rng, Scripted(king_shuffle), cfg.play, rng.choice(cfg.openings)).records
+    assert data.tobytes() == np.array(want[:60], data.dtype).tobytes()
+    assert "leaving the game out" in capsys.readouterr().err
 
 
 def test_parse_info_line():

@@ -91,6 +91,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--teacher", default=None, help="a USI engine command that labels and plays instead of our search"
     )
     p.add_argument("--teacher-go", default="depth 8", help="the teacher's go arguments (default 'depth 8')")
+    p.add_argument(
+        "--teacher-timeout",
+        type=float,
+        default=GenConfig.teacher_timeout,
+        metavar="SECONDS",
+        help="a teacher search that takes longer is a failure: the teacher is restarted and the "
+        "game replayed, then left out (default %(default)g; set it well above the longest search)",
+    )
     p.add_argument("--teacher-option", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--openings", default=None, help="file of start SFENs (default: the start position)")
     d = PlayConfig()
@@ -117,6 +125,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def config_from_args(a: argparse.Namespace) -> GenConfig:
     if a.positions < 1 or a.shard_size < 1:
         raise SystemExit("--positions and --shard-size must be positive")
+    if a.teacher_timeout <= 0:
+        raise SystemExit("--teacher-timeout must be positive seconds")
     if a.evaldir and a.teacher:
         raise SystemExit(
             "--evaldir sets our own search's network; give a --teacher its "
@@ -149,6 +159,7 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
         teacher=absolute_command(a.teacher) if a.teacher else None,
         teacher_go=a.teacher_go,
         teacher_options=options,
+        teacher_timeout=a.teacher_timeout,
         openings=read_openings(a.openings) if a.openings else (START_SFEN,),
         play=play,
         workers=max(1, a.workers),

@@ -33,7 +33,8 @@ from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
-TEACHER_RETRIES = 3  # a teacher restarted this often for one game, then the run stops
+TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
+TEACHER_FAILED_GAMES = 3  # games left out in a row: the teacher is broken and the run stops
 GIVE_UP_GAMES = 1000  # games in a row without a kept position: the settings are wrong
 
 
@@ -52,6 +53,7 @@ class GenConfig:
     teacher: str | None = None
     teacher_go: str = "depth 8"
     teacher_options: tuple[tuple[str, str], ...] = ()
+    teacher_timeout: float = 600.0  # seconds one teacher search may take before a restart
     openings: tuple[str, ...] = (START_SFEN,)
     play: PlayConfig = field(default_factory=PlayConfig)
     workers: int = 1
@@ -63,7 +65,7 @@ class GenConfig:
 
     def identity(self) -> dict:
         d = dataclasses.asdict(self)
-        for k in ("out", "positions", "workers", "max_seconds", "ray_address"):
+        for k in ("out", "positions", "workers", "max_seconds", "ray_address", "teacher_timeout"):
             d.pop(k)
         if self.evaldir is None:
             d.pop("evaldir")  # folders made before the option existed still resume
@@ -90,7 +92,7 @@ def make_labeler(cfg: GenConfig):
     from .labeler import OwnSearch, UsiTeacher
 
     if cfg.teacher:
-        return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options))
+        return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options), cfg.teacher_timeout)
     return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb, cfg.evaldir)
 
 
@@ -102,9 +104,19 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
     records: list[np.ndarray] = []
     reasons, skipped, results = Counter(), Counter(), Counter()
     games = unbalanced = dry = 0
+    left_out: list[str] = []  # seeds of the games the teacher failed on every time
+    failed_in_a_row = 0
     while len(records) < cfg.shard_size:
-        outcome = play_seeded_game(cfg, f"{cfg.seed}/{index}/{games}", labeler)
+        seed = f"{cfg.seed}/{index}/{games}"
+        outcome = play_seeded_game(cfg, seed, labeler)
         games += 1
+        if isinstance(outcome, EngineError):
+            left_out.append(seed)
+            failed_in_a_row += 1
+            if failed_in_a_row >= TEACHER_FAILED_GAMES:
+                raise outcome
+            continue
+        failed_in_a_row = 0
         if outcome.reason == "unbalanced opening":
             unbalanced += 1
         else:
@@ -130,6 +142,7 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
         "end_reasons": dict(reasons),
         "winners": dict(results),
         "skipped": dict(skipped),
+        "teacher_failed_games": left_out,
         "mean_abs_score": float(np.abs(data["score"].astype(np.float64)).mean()) if len(data) else 0.0,
         "seconds": round(time.monotonic() - t0, 3),
     }
@@ -137,23 +150,31 @@ def generate_shard(cfg: GenConfig, index: int, labeler, report=None) -> tuple[np
 
 
 def play_seeded_game(cfg: GenConfig, seed: str, labeler):
-    """One game from its seed.  A teacher that crashes or never answers (a loaded machine, a
-    hung build) is started afresh and the game replayed from its seed, so the shard's
-    records stay what they would have been; TEACHER_RETRIES failures in a row end the run."""
+    """One game from its seed, or the teacher's last error when the game is left out.
+
+    A teacher that crashes or never answers (a loaded machine) is started afresh and the game
+    replayed from its seed, so the shard's records stay what they would have been.  A game
+    that fails TEACHER_RETRIES + 1 times is left out: some builds hang for good on one
+    position when their hash table holds what the game's earlier searches left (a YaneuraOu
+    NNUE build did, at depth 10), and a replay plays into the same state."""
     for attempt in range(TEACHER_RETRIES + 1):
         rng = random.Random(seed)
         start = rng.choice(cfg.openings)
         try:
             return play_game(rng, labeler, cfg.play, start)
         except EngineError as exc:
-            if attempt == TEACHER_RETRIES or not hasattr(labeler, "restart"):
+            if not hasattr(labeler, "restart"):
                 raise
+            last = attempt == TEACHER_RETRIES
+            what = "leaving the game out" if last else "replaying the game"
             print(
-                f"gensfen: game {seed}: teacher failed ({exc}); restarting it and replaying the game",
+                f"gensfen: game {seed}: teacher failed ({exc}); restarting it and {what}",
                 file=sys.stderr,
                 flush=True,
             )
             labeler.restart()
+            if last:
+                return exc
 
 
 def save_shard(cfg: GenConfig, index: int, data: np.ndarray, stats: dict) -> None:
@@ -288,7 +309,7 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
 
 def summarize(cfg: GenConfig) -> dict:
     """Totals over every finished shard of the folder."""
-    shards, positions, games, unbalanced, seconds = 0, 0, 0, 0, 0.0
+    shards, positions, games, unbalanced, seconds, left_out = 0, 0, 0, 0, 0.0, 0
     reasons, winners, skipped = Counter(), Counter(), Counter()
     for i in range(cfg.shard_count()):
         if not shard_done(cfg, i):
@@ -303,6 +324,7 @@ def summarize(cfg: GenConfig) -> dict:
         reasons.update(s["end_reasons"])
         winners.update(s["winners"])
         skipped.update(s["skipped"])
+        left_out += len(s.get("teacher_failed_games", []))  # shards made before it had none
     return {
         "folder": cfg.out,
         "shards": shards,
@@ -310,6 +332,7 @@ def summarize(cfg: GenConfig) -> dict:
         "positions": positions,
         "games": games,
         "unbalanced_openings": unbalanced,
+        "teacher_failed_games": left_out,
         "end_reasons": dict(reasons),
         "winners": dict(winners),
         "skipped": dict(skipped),
@@ -321,7 +344,8 @@ def summarize(cfg: GenConfig) -> dict:
 def format_summary(s: dict) -> str:
     lines = [
         f"{s['folder']}: {s['shards']}/{s['shards_planned']} shards, {s['positions']} positions "
-        f"from {s['games']} games ({s['unbalanced_openings']} unbalanced openings dropped)",
+        f"from {s['games']} games ({s['unbalanced_openings']} unbalanced openings dropped, "
+        f"{s['teacher_failed_games']} left out when the teacher failed)",
         f"  winners: {s['winners']}",
         f"  game ends: {s['end_reasons']}",
         f"  positions skipped: {s['skipped']}",
