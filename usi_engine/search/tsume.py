@@ -36,6 +36,7 @@ from ..position import Position, move_to_usi
 DEFAULT_TABLE_MB = 64
 _SLICE_MIN = 20_000
 _INFO_EVERY_S = 1.0
+_WARMUP_SFEN = "4k4/9/4P4/9/9/9/9/9/4K4 b G 1"  # mate in one: G*5b
 _EXACT_MIN_NODES = 2_000_000  # the shortest-mate pass may spend this many nodes at least,
 _EXACT_FACTOR = 4  # or this many times the nodes the proof took
 _PV_MAX_NODES = 50_000_000  # one exact_pv call's allowance when no limit bounds it
@@ -61,6 +62,19 @@ class MateSolver:
         if int(table_mb) != self.table_mb:
             self.table_mb = int(table_mb)
             self.table = cm.new_table(self.table_mb)
+
+    def warmup(self) -> None:
+        """Load (or compile) every numba function a solve calls from Python: a mate in one
+        solved, then its line read from the proof as well, the way a solve does when the
+        shortest line does not fit in its limits; otherwise a game's first such `go mate`
+        would compile in the middle of it."""
+        pos = Position(_WARMUP_SFEN)
+        self.solve(pos, nodes=10_000)
+        with self._lock:
+            a, tt = self._pos, self.table
+            cb.copy_into(a, pos.arrays)
+            work = self.work._replace(stop=np.zeros(1, np.int32))
+            self._proof_line(a, tt, work, lambda: False, lambda: int(tt.params[cm.P_NODES]) + 10_000)
 
     # ------------------------------------------------------------------------------------
     def solve(
@@ -294,6 +308,11 @@ def default_solver(table_mb: int | None = None) -> MateSolver:
         elif table_mb is not None:
             _default.resize(table_mb)
         return _default
+
+
+def warmup() -> None:
+    """Load the default solver's numba code (MateSolver.warmup)."""
+    default_solver().warmup()
 
 
 def solve(

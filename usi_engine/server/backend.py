@@ -118,10 +118,9 @@ class Backend:
         (before its clock starts), the mate probe of a search skips (tsume.compiled())."""
         t0 = time.monotonic()
         try:
-            from ..search.tsume import solve
+            from ..search.tsume import warmup
 
-            pos = self._position_cls("4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
-            solve(pos, stop=self.np.zeros(1, self.np.int32), time_limit_ms=None, nodes=10000)
+            warmup()
             self.log(f"mate solver warmup {time.monotonic() - t0:.2f}s")
         except Exception as exc:
             self.log(f"mate warmup: {exc!r}")
