@@ -287,8 +287,13 @@ def connect(
     return True
 
 
-def package_path_env(root: str) -> dict[str, Any]:
-    """A runtime_env that puts `root` (a checkout holding ``usi_engine``) first on the
-    workers' PYTHONPATH, so their tasks import the same package as the driver."""
+# the folder holding the usi_engine package this process imported (a checkout, or
+# site-packages): what Ray's workers put first on their path
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+
+
+def package_path_env(root: str = PACKAGE_ROOT) -> dict[str, Any]:
+    """A runtime_env that puts `root` (default: the folder holding this ``usi_engine``) first
+    on the workers' PYTHONPATH, so their tasks import the same package as the driver."""
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     return {"env_vars": {"PYTHONPATH": path}}

@@ -21,14 +21,12 @@ import os
 import queue
 import signal
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .format import BookMove
 
 POLL_S = 0.2  # how often a waiting driver looks at Ctrl-C and at dead workers
 CLOSE_WAIT_S = 5.0  # how long an idle worker may take to quit before it is terminated
-REPO = str(Path(__file__).resolve().parents[2])  # the checkout whose usi_engine Ray's workers import
 
 Options = Mapping[str, str]
 Found = tuple[str, list[BookMove]]  # a position (SFEN) and its moves
@@ -354,7 +352,7 @@ class RayActors(Workers):
 
         cpus = threads_of(options)
         local_cpus = workers * cpus if address == LOCAL and workers else None
-        self._owns_connection = connect(address, num_cpus=local_cpus, runtime_env=package_path_env(REPO))
+        self._owns_connection = connect(address, num_cpus=local_cpus, runtime_env=package_path_env())
         self._pending: dict[Any, int] = {}  # object ref -> worker
         self._actors: list[Any] = []
         try:

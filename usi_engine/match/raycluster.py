@@ -16,7 +16,6 @@ Only this module imports ``ray``; without ``--ray`` it is never loaded.
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -32,7 +31,6 @@ from .runner import Match, Table
 from .schedule import ScheduledGame
 from ..usiproc import EngineLog
 
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_REPLACEMENTS = 20  # dead actors replaced before the match gives up on more
 
 
@@ -76,7 +74,7 @@ def connect(address: str, num_cpus: Optional[int] = None, working_dir: Optional[
             "excludes": [".git", "__pycache__", "match-results", "*.log", ".venv"],
         }
     else:
-        runtime_env = package_path_env(PACKAGE_ROOT)
+        runtime_env = package_path_env()
     return connect_cluster(address, num_cpus=num_cpus, runtime_env=runtime_env)
 
 

@@ -8,11 +8,8 @@ Ray equals the one a local run makes.  gensfen hands this module its shard funct
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Callable, NamedTuple
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class ShardFunctions(NamedTuple):
@@ -42,7 +39,7 @@ def connect(address: str, workers: int) -> None:
     """Join the cluster at `address`, or start a private local one for "local"."""
     from ...cluster import LOCAL, connect, package_path_env
 
-    connect(address, num_cpus=workers if address == LOCAL else None, runtime_env=package_path_env(REPO))
+    connect(address, num_cpus=workers if address == LOCAL else None, runtime_env=package_path_env())
 
 
 def run_ray(cfg, todo: list[int], deadline: float | None, bar, functions: ShardFunctions) -> int:
