@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numba import int64, int32
 
+from usi_engine.core import tt as ctt
 from usi_engine.core.jit import jit
 
 
@@ -137,3 +138,22 @@ def test_perf_profile_maps_freshly_compiled_functions(tmp_path):
         short_name("_ZN10usi_engine4core6search7qsearchB4v141B50c8tJTIeFIjxE")
         == "usi_engine.core.search.qsearch"
     )
+
+
+@jit(cache=False)
+def _probe_after_prefetch(table, key):
+    ctt.prefetch(table, key)
+    return ctt.probe(table, key)
+
+
+def test_prefetch_emits_the_instruction_and_changes_no_result():
+    """The transposition table's prefetch is a hint: the probe after it reads the same entry,
+    and the compiled code holds a real prefetch instruction (not an empty call)."""
+    table = ctt.table_for_entries(64)
+    key = np.uint64(0x0123_4567_89AB_CDEF)
+    ctt.store(table, key, 4242, 37, -5, 12, ctt.BOUND_EXACT, 0)
+    assert _probe_after_prefetch(table, key) == ctt.probe(table, key)
+    assert _probe_after_prefetch(table, key)[:2] == (True, 4242)
+    assert not _probe_after_prefetch(table, np.uint64(77))[0]
+    asm = _probe_after_prefetch.inspect_asm(_probe_after_prefetch.signatures[0])
+    assert "prefetch" in asm

@@ -44,6 +44,7 @@ from .board import (
 from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
 from .tt import (
+    prefetch,
     probe,
     store,
     value_to_tt,
@@ -356,6 +357,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 break  # losing captures are left alone
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
+        prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         v = -qsearch(pos, ctx, -beta, -alpha, ply + 1)
         undo_move(pos)
         if ctx.stop[0] != 0:
@@ -795,6 +797,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
+        prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         if move_count == 1:
             v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
         else:

@@ -11,6 +11,7 @@ Depth is in half plies.  Mate scores are stored relative to the node (see value_
 import numpy as np
 
 from .types import jit
+from .intrinsics import prefetch_row
 
 BOUND_NONE = 0
 BOUND_UPPER = 1
@@ -43,6 +44,14 @@ def table_for_entries(entries: int) -> np.ndarray:
 @jit(inline="always")
 def _bucket(tt, key):
     return np.int64((key >> np.uint64(1)) & np.uint64(tt.shape[0] // BUCKET - 1)) * BUCKET
+
+
+@jit(inline="always")
+def prefetch(tt, key):
+    """Start loading `key`'s bucket (96 bytes: two cache lines) while other work goes on."""
+    b = _bucket(tt, key)
+    prefetch_row(tt, b)
+    prefetch_row(tt, b + BUCKET - 1)
 
 
 @jit()
