@@ -1,0 +1,47 @@
+"""usi-engine node-rate: two USI engines on the same positions, their own figures side by side."""
+
+from __future__ import annotations
+
+import sys
+
+from usi_engine.commands import node_rate
+
+
+def test_info_lines_give_depth_nodes_and_time():
+    out = node_rate.Searched()
+    node_rate.read_info(
+        "info depth 12 seldepth 20 score cp 31 nodes 5000 nps 9 time 250 pv 7g7f".split(), out
+    )
+    node_rate.read_info("info depth 13 seldepth 22 score cp 30 upperbound nodes 9000 time 400".split(), out)
+    # a bound without a PV moves the node count on, not the depth finished
+    assert (out.depth, out.seldepth, out.nodes, out.time_ms, out.nps) == (12, 20, 9000, 400, 22500)
+    node_rate.read_info("info string nodes 1 time 1".split(), out)
+    assert out.nodes == 9000
+
+
+def test_engine_arguments_keep_the_fair_options_unless_overridden():
+    engine = node_rate.parse_engine(["cmd=./yo --x", "option.USI_Hash=64"])
+    assert engine.cmd == ["./yo", "--x"] and engine.name == "yo"
+    assert engine.options == {**node_rate.FAIR_OPTIONS, "USI_Hash": "64"}
+
+
+def test_two_engines_side_by_side(tmp_path, capsys):
+    positions = tmp_path / "p.txt"
+    positions.write_text(
+        "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1  # middle game: start\n"
+        "ln1g3nl/1r1sk1g2/p1pppp1pp/1p4p2/9/2P4P1/PPSPPPP1P/2G2S1R1/LN2KG1NL b Bb 1  # opening\n"
+    )
+    cmd = f"cmd={sys.executable} -m usi_engine"
+    rc = node_rate.main(
+        ["--positions", str(positions), "--byoyomi", "300"]
+        + ["--engine", cmd, "name=first", "--engine", cmd, "name=second", "option.USI_Hash=16"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "# 1 positions" in out  # only the middle game is taken when one is marked
+    rows = [line.split() for line in out.splitlines() if line.startswith("  1 |")]
+    assert len(rows) == 1
+    figures = [int(x) for x in rows[0] if x != "|"][1:]
+    assert len(figures) == 8 and all(f > 0 for f in figures)  # depth, seldepth, nodes, nps each
+    assert "first: median nodes/s" in out and "second: median nodes/s" in out
+    assert "node rate first / second:" in out

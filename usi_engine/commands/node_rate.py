@@ -1,0 +1,204 @@
+"""Node rate and depth side by side: USI engines search the same positions for the same
+time, one thread each, taking turns position by position, and each reports what it searched.
+
+    usi-engine node-rate                     # ours against YaneuraOu's NNUE build loading
+                                             # our shipped network, 1 s on the 8 middle games
+    usi-engine node-rate --byoyomi 3000 --positions F.txt
+    usi-engine node-rate --engine cmd="python -m usi_engine" name=new \\
+        --engine cmd="python -m usi_engine" name=old dir=../old --engine cmd=... name=yo ...
+    usi-engine node-rate --engine cmd="python -m usi_engine" name=ours \\
+        --engine cmd=PATH name=other option.EvalDir=DIR option.Threads=1
+
+Each position is a fresh game (`usinewgame`) searched with `go btime 0 wtime 0 byoyomi N`;
+every engine gets `Threads 1`, `USI_Hash 256`, `NetworkDelay 0` and `NetworkDelay2 0`
+(an `option.NAME=` of your own wins). The figures are the engine's own: the nodes and the
+time of its last `info` line that has both, and the depth of its last `info` with a depth
+and a PV. Each engine counts nodes and depth its own way, so depth is a hint; nodes per
+second is the comparable figure. The median node rate over the positions and the ratio of
+each median to the last engine's close the report. Time them on an idle machine: the
+`# load` line says what else ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from usi_engine.match.cli import default_name, parse_engine_tokens
+from usi_engine.usiproc import EngineError, UsiProcess
+
+from . import PACKAGE, data_file
+from .bench import load_positions
+
+YANEURAOU_NNUE = Path("../shared/opponents/yaneuraou/YaneuraOu-nnue-halfkp64")
+SHIPPED_NETWORK_DIR = PACKAGE / "eval"  # holds nn.bin
+FAIR_OPTIONS = {"Threads": "1", "USI_Hash": "256", "NetworkDelay": "0", "NetworkDelay2": "0"}
+READY_TIMEOUT_S = 180.0
+
+
+@dataclass
+class Engine:
+    name: str
+    cmd: list[str]
+    options: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None  # dir=: another checkout, for a version against another
+
+
+@dataclass
+class Searched:
+    """What one engine reported for one position."""
+
+    depth: int = 0
+    seldepth: int = 0
+    nodes: int = 0
+    time_ms: int = 0
+    bestmove: str = ""
+
+    @property
+    def nps(self) -> int:
+        return self.nodes * 1000 // self.time_ms if self.time_ms > 0 else 0
+
+
+def parse_engine(tokens: list[str]) -> Engine:
+    """`cmd=... name=... option.X=Y` (as `usi-engine match --engine`) to an Engine."""
+    fields = parse_engine_tokens(tokens)
+    if "cmd" not in fields:
+        raise ValueError(f"engine without cmd=: {' '.join(tokens)}")
+    cmd = shlex.split(fields["cmd"])
+    options = {k[len("option.") :]: v for k, v in fields.items() if k.startswith("option.")}
+    name = fields.get("name") or default_name(cmd)
+    return Engine(name, cmd, {**FAIR_OPTIONS, **options}, fields.get("dir"))
+
+
+def default_engines() -> list[Engine]:
+    """Ours with its shipped network; YaneuraOu's NNUE build loading that same file."""
+    ours = Engine("usi_engine", [sys.executable, "-m", "usi_engine"], dict(FAIR_OPTIONS))
+    other = Engine(
+        "YaneuraOu-nnue",
+        [str(YANEURAOU_NNUE)],
+        {**FAIR_OPTIONS, "EvalDir": str(SHIPPED_NETWORK_DIR), "BookFile": "no_book"},
+    )
+    return [ours, other]
+
+
+def read_info(tokens: list[str], out: Searched) -> None:
+    """Fold one `info` line's depth, seldepth, nodes and time into `out`."""
+    values: dict[str, int] = {}
+    for key, value in zip(tokens[1:], tokens[2:]):
+        if key in ("depth", "seldepth", "nodes", "time") and value.lstrip("-").isdigit():
+            values.setdefault(key, int(value))
+        if key in ("pv", "string"):
+            break
+    if "depth" in values and "pv" in tokens:
+        out.depth = values["depth"]
+        out.seldepth = values.get("seldepth", out.seldepth)
+    if "nodes" in values and "time" in values:
+        out.nodes, out.time_ms = values["nodes"], values["time"]
+
+
+def search(engine: UsiProcess, sfen: str, byoyomi_ms: int) -> Searched:
+    engine.send("usinewgame")
+    engine.send(f"position sfen {sfen}")
+    engine.send(f"go btime 0 wtime 0 byoyomi {byoyomi_ms}")
+    out = Searched()
+    deadline = time.monotonic() + byoyomi_ms / 1000 + 30
+    while True:
+        tokens = engine.readline(deadline).split()
+        if tokens[:1] == ["info"]:
+            read_info(tokens, out)
+        elif tokens[:1] == ["bestmove"]:
+            out.bestmove = tokens[1] if len(tokens) > 1 else ""
+            return out
+
+
+def run_engines(
+    specs: list[Engine], positions: list[tuple[int, str]], byoyomi_ms: int
+) -> list[list[Searched]]:
+    """Each position searched by every engine in turn, so that what else the machine does
+    at that moment weighs on both alike."""
+    engines = [UsiProcess(spec.cmd, tag=spec.name, cwd=spec.cwd) for spec in specs]
+    try:
+        for engine, spec in zip(engines, specs):
+            engine.open(spec.options, READY_TIMEOUT_S)
+        results: list[list[Searched]] = [[] for _ in specs]
+        for _, sfen in positions:
+            for engine, rows in zip(engines, results):
+                rows.append(search(engine, sfen, byoyomi_ms))
+        return results
+    finally:
+        for engine in engines:
+            engine.quit()
+
+
+def middle_games(path: str) -> list[tuple[int, str]]:
+    """(line number, sfen) of the positions whose comment starts 'middle game' (the bench
+    file's), or of every position when none is so marked."""
+    positions = load_positions(path)
+    chosen = [(i, s) for i, (s, comment) in enumerate(positions, 1) if comment.startswith("middle game")]
+    return chosen or [(i, s) for i, (s, _) in enumerate(positions, 1)]
+
+
+def report(engines: list[Engine], results: list[list[Searched]], positions: list[tuple[int, str]]) -> None:
+    header = "".join(f" | {e.name[:24]:>24} {'':>14}" for e in engines)
+    print(f"{'#':>3}{header}")
+    print(
+        f"{'':>3}" + "".join(f" | {'depth':>7} {'seldepth':>8} {'nodes':>10} {'nodes/s':>9}" for _ in engines)
+    )
+    for row, (index, _) in enumerate(positions):
+        cells = "".join(
+            f" | {r[row].depth:7d} {r[row].seldepth:8d} {r[row].nodes:10d} {r[row].nps:9d}" for r in results
+        )
+        print(f"{index:3d}{cells}")
+    medians = []
+    for engine, rows in zip(engines, results):
+        nps = statistics.median(r.nps for r in rows)
+        depth = statistics.median(r.depth for r in rows)
+        medians.append(nps)
+        print(f"{engine.name}: median nodes/s {nps:.0f}, median depth {depth:g} over {len(rows)} positions")
+    last = engines[-1].name
+    for engine, nps in zip(engines[:-1], medians):
+        if medians[-1] > 0:
+            print(f"node rate {engine.name} / {last}: {nps / medians[-1]:.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="usi-engine node-rate",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--engine", nargs="+", action="append", metavar="KEY=VALUE", help="cmd=, name=, option.NAME="
+    )
+    ap.add_argument("--byoyomi", type=int, default=1000, metavar="MS", help="time a position (default 1000)")
+    ap.add_argument(
+        "--positions", default=data_file("bench_positions.txt"), help="'<sfen>  # comment' per line"
+    )
+    args = ap.parse_args(argv)
+    try:
+        engines = [parse_engine(tokens) for tokens in args.engine] if args.engine else default_engines()
+    except ValueError as exc:
+        ap.error(str(exc))
+    if not args.engine and not YANEURAOU_NNUE.exists():
+        ap.error(
+            f"{YANEURAOU_NNUE} not found: run from the repository root or name the engines with --engine"
+        )
+    positions = middle_games(args.positions)
+    print(
+        f"# {len(positions)} positions from {args.positions}, byoyomi {args.byoyomi} ms, the engines in turn"
+    )
+    try:
+        results = run_engines(engines, positions, args.byoyomi)
+    except EngineError as exc:
+        print(f"node-rate: {exc}", file=sys.stderr)
+        return 1
+    report(engines, results, positions)
+    print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    return 0
