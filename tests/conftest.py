@@ -193,6 +193,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_training": ("slow", "torch"),
     "test_protocol": ("subprocess",),
     "test_node_rate::test_two_engines_side_by_side": ("slow", "subprocess"),
+    "test_node_rate::test_fixed_depth_reports_nodes_per_depth": ("slow", "subprocess"),
     "test_score_gap": ("subprocess",),
     "test_analysis::test_command_line_with_another_engine_and_a_broken_record": ("subprocess",),
     "test_analysis::test_an_engine_that_dies_costs_only_its_positions": ("subprocess",),

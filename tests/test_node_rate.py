@@ -45,3 +45,21 @@ def test_two_engines_side_by_side(tmp_path, capsys):
     assert len(figures) == 8 and all(f > 0 for f in figures)  # depth, seldepth, nodes, nps each
     assert "first: median nodes/s" in out and "second: median nodes/s" in out
     assert "node rate first / second:" in out
+
+
+def test_fixed_depth_reports_nodes_per_depth(tmp_path, capsys):
+    positions = tmp_path / "p.txt"
+    positions.write_text("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1  # the start\n")
+    cmd = f"cmd={sys.executable} -m usi_engine"
+    rc = node_rate.main(
+        ["--positions", str(positions), "--depth", "6"]
+        + ["--engine", cmd, "name=first", "--engine", cmd, "name=second", "option.USI_Hash=16"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    lines = {line.split(":")[0]: line for line in out.splitlines() if line.startswith(("first:", "second:"))}
+    # one search per engine reported every iteration; nodes grow with depth; the same engine
+    # at a fixed depth searches the same tree whatever its hash size here
+    per_depth = [int(cell.split(":")[1]) for cell in lines["first"].split(";")[0].split()[1:]]
+    assert len(per_depth) == 5 and per_depth == sorted(per_depth) and per_depth[0] > 0
+    assert "nodes to depth 6 first / second: 1.00" in out

@@ -4,6 +4,7 @@ time, one thread each, taking turns position by position, and each reports what 
     usi-engine node-rate                     # ours against YaneuraOu's NNUE build loading
                                              # our shipped network, 1 s on the 8 middle games
     usi-engine node-rate --byoyomi 3000 --positions F.txt
+    usi-engine node-rate --depth 12          # the trees: nodes to each depth, branching factor
     usi-engine node-rate --engine cmd="python -m usi_engine" name=new \\
         --engine cmd="python -m usi_engine" name=old dir=../old --engine cmd=... name=yo ...
     usi-engine node-rate --engine cmd="python -m usi_engine" name=ours \\
@@ -39,6 +40,7 @@ from .bench import load_positions
 YANEURAOU_NNUE = Path("../shared/opponents/yaneuraou/YaneuraOu-nnue-halfkp64")
 SHIPPED_NETWORK_DIR = PACKAGE / "eval"  # holds nn.bin
 FAIR_OPTIONS = {"Threads": "1", "USI_Hash": "256", "NetworkDelay": "0", "NetworkDelay2": "0"}
+EVERY_ITERATION = {"PvInterval": "0"}  # set where the engine declares it
 READY_TIMEOUT_S = 180.0
 
 
@@ -59,6 +61,7 @@ class Searched:
     nodes: int = 0
     time_ms: int = 0
     bestmove: str = ""
+    nodes_at: dict[int, int] = field(default_factory=dict)  # depth -> nodes when it ended
 
     @property
     def nps(self) -> int:
@@ -98,16 +101,18 @@ def read_info(tokens: list[str], out: Searched) -> None:
     if "depth" in values and "pv" in tokens:
         out.depth = values["depth"]
         out.seldepth = values.get("seldepth", out.seldepth)
+        if "nodes" in values:
+            out.nodes_at[out.depth] = values["nodes"]
     if "nodes" in values and "time" in values:
         out.nodes, out.time_ms = values["nodes"], values["time"]
 
 
-def search(engine: UsiProcess, sfen: str, byoyomi_ms: int) -> Searched:
+def search(engine: UsiProcess, sfen: str, go: str, timeout_s: float) -> Searched:
     engine.send("usinewgame")
     engine.send(f"position sfen {sfen}")
-    engine.send(f"go btime 0 wtime 0 byoyomi {byoyomi_ms}")
+    engine.send(f"go {go}")
     out = Searched()
-    deadline = time.monotonic() + byoyomi_ms / 1000 + 30
+    deadline = time.monotonic() + timeout_s
     while True:
         tokens = engine.readline(deadline).split()
         if tokens[:1] == ["info"]:
@@ -118,18 +123,23 @@ def search(engine: UsiProcess, sfen: str, byoyomi_ms: int) -> Searched:
 
 
 def run_engines(
-    specs: list[Engine], positions: list[tuple[int, str]], byoyomi_ms: int
+    specs: list[Engine], positions: list[tuple[int, str]], go: str, timeout_s: float
 ) -> list[list[Searched]]:
     """Each position searched by every engine in turn, so that what else the machine does
     at that moment weighs on both alike."""
     engines = [UsiProcess(spec.cmd, tag=spec.name, cwd=spec.cwd) for spec in specs]
     try:
         for engine, spec in zip(engines, specs):
-            engine.open(spec.options, READY_TIMEOUT_S)
+            engine.start()
+            engine.usi(READY_TIMEOUT_S)
+            # every iteration reported, also by YaneuraOu (it otherwise prints a PV every 300 ms)
+            quiet = {name: value for name, value in EVERY_ITERATION.items() if name in engine.options}
+            engine.setoptions({**quiet, **spec.options})
+            engine.isready(READY_TIMEOUT_S)
         results: list[list[Searched]] = [[] for _ in specs]
         for _, sfen in positions:
             for engine, rows in zip(engines, results):
-                rows.append(search(engine, sfen, byoyomi_ms))
+                rows.append(search(engine, sfen, go, timeout_s))
         return results
     finally:
         for engine in engines:
@@ -167,6 +177,25 @@ def report(engines: list[Engine], results: list[list[Searched]], positions: list
             print(f"node rate {engine.name} / {last}: {nps / medians[-1]:.2f}")
 
 
+def tree_report(engines: list[Engine], results: list[list[Searched]], depth: int) -> None:
+    """At a fixed depth: the nodes each engine needed, per depth and per position (medians),
+    and the effective branching factor of its last plies."""
+    first = max(1, depth - 4)
+    print(f"median nodes to finish each depth ({first}-{depth}) and effective branching factor")
+    totals = []
+    for engine, rows in zip(engines, results):
+        per_depth = [statistics.median(r.nodes_at.get(d, 0) for r in rows) for d in range(first, depth + 1)]
+        below, top = per_depth[0], per_depth[-1]
+        ebf = (top / below) ** (1 / (depth - first)) if below > 0 and depth > first else 0.0
+        totals.append(top)
+        cells = " ".join(f"{d}:{n:.0f}" for d, n in zip(range(first, depth + 1), per_depth))
+        print(f"{engine.name}: {cells}; branching factor {ebf:.2f}")
+    last = engines[-1].name
+    for engine, nodes in zip(engines[:-1], totals):
+        if totals[-1] > 0:
+            print(f"nodes to depth {depth} {engine.name} / {last}: {nodes / totals[-1]:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="usi-engine node-rate",
@@ -178,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         "--engine", nargs="+", action="append", metavar="KEY=VALUE", help="cmd=, name=, option.NAME="
     )
     ap.add_argument("--byoyomi", type=int, default=1000, metavar="MS", help="time a position (default 1000)")
+    ap.add_argument(
+        "--depth", type=int, metavar="N", help="go depth N instead: nodes per depth (the tree, not the clock)"
+    )
     ap.add_argument(
         "--positions", default=data_file("bench_positions.txt"), help="'<sfen>  # comment' per line"
     )
@@ -191,14 +223,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{YANEURAOU_NNUE} not found: run from the repository root or name the engines with --engine"
         )
     positions = middle_games(args.positions)
-    print(
-        f"# {len(positions)} positions from {args.positions}, byoyomi {args.byoyomi} ms, the engines in turn"
-    )
+    if args.depth:
+        go, timeout_s, limit = f"depth {args.depth}", 3600.0, f"depth {args.depth}"
+    else:
+        go, timeout_s = f"btime 0 wtime 0 byoyomi {args.byoyomi}", args.byoyomi / 1000 + 30
+        limit = f"byoyomi {args.byoyomi} ms"
+    print(f"# {len(positions)} positions from {args.positions}, {limit}, the engines in turn")
     try:
-        results = run_engines(engines, positions, args.byoyomi)
+        results = run_engines(engines, positions, go, timeout_s)
     except EngineError as exc:
         print(f"node-rate: {exc}", file=sys.stderr)
         return 1
     report(engines, results, positions)
+    if args.depth:
+        tree_report(engines, results, args.depth)
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     return 0
