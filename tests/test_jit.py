@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numba import int64, int32
 
+from usi_engine.core import intrinsics
 from usi_engine.core import tt as ctt
 from usi_engine.core.jit import jit
 
@@ -157,3 +158,35 @@ def test_prefetch_emits_the_instruction_and_changes_no_result():
     assert not _probe_after_prefetch(table, np.uint64(77))[0]
     asm = _probe_after_prefetch.inspect_asm(_probe_after_prefetch.signatures[0])
     assert "prefetch" in asm
+
+
+@jit(cache=False)
+def _dots(x, x_off, w, out, out_portable, sums):
+    for i in range(0, 8, 4):
+        intrinsics.dot4_u8_i8(x, x_off, w, i * 64, 64, out, i)
+        intrinsics.dot4_u8_i8_portable(x, x_off, w, i * 64, 64, out_portable, i)
+    sums[0] = intrinsics.dot_u8_i8(x, x_off, w, 0, 32)
+    sums[1] = intrinsics.dot_u8_i8_portable(x, x_off, w, 0, 32)
+
+
+def test_vector_dot_products_equal_numpy_with_and_without_avx2():
+    """The network's dot products (uint8 inputs of a ClippedReLU, int8 weights): the AVX2
+    sequence and the portable vector code give numpy's sums, extremes included."""
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        x = rng.integers(0, 128, 100).astype(np.uint8)
+        w = rng.integers(-128, 128, 8 * 64).astype(np.int8)
+        if trial == 0:
+            x[:], w[:] = 127, -128  # the largest products in every pair: no int16 saturation
+        elif trial == 1:
+            x[:], w[:] = 127, 127
+        x_off = int(rng.integers(0, 100 - 64))
+        out, out_portable, sums = np.zeros(8, np.int32), np.zeros(8, np.int32), np.zeros(2, np.int32)
+        _dots(x, x_off, w, out, out_portable, sums)
+        xs = x[x_off : x_off + 64].astype(np.int64)
+        expected = [int(xs @ w[r * 64 : (r + 1) * 64].astype(np.int64)) for r in range(8)]
+        assert out.tolist() == expected and out_portable.tolist() == expected
+        assert sums.tolist() == [int(xs[:32] @ w[:32].astype(np.int64))] * 2
+    if intrinsics._target_has_avx2():
+        asm = _dots.inspect_asm(_dots.signatures[0])
+        assert "vpmaddubsw" in asm and "vphaddd" in asm

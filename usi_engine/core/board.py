@@ -57,7 +57,7 @@ PosArrays = namedtuple(
         "net",  # NetArrays: the network evaluate() uses (network.py), shared by threads
         "acc",  # int16[MAX_HISTORY, 2, H]: NNUE accumulator per ply and perspective
         "acc_ok",  # int8[MAX_HISTORY, 2]: 1 where acc holds that ply's position (core/nnue.py)
-        "nn_buf",  # int16[...]: scratch of the network's forward pass
+        "nn_buf",  # uint8[...]: scratch of the network's forward pass
         "king_cache",  # int16[2, 81, H + KC_EXTRA]: HalfKP refreshes by king square (core/nnue.py)
     ],
 )

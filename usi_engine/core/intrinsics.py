@@ -39,3 +39,150 @@ def prefetch_row(typingctx, array, row):
         return context.get_dummy_value()
 
     return types.void(array, row), codegen
+
+
+# --- int8 dot products: the network's affine layers -----------------------------------------
+#
+# numba's LLVM turns int16 x int8 loops into vpmaddwd at best; YaneuraOu multiplies the
+# ClippedReLU's uint8 outputs by int8 weights 32 at a time (vpmaddubsw, then vpmaddwd by 1
+# to int32). These intrinsics write that sequence for 32-byte chunks of a row. Products of
+# 0..127 by -128..127 in pairs stay within int16, so vpmaddubsw never saturates and the sums
+# equal the plain int32 ones. On a CPU without AVX2 (or a numba target set without it) the
+# same intrinsics emit portable vector IR that LLVM lowers for that CPU.
+
+CHUNK = 32  # bytes of input per vector step
+
+
+def _target_has_avx2() -> bool:
+    """Whether numba compiles for a CPU with AVX2 (the host's, unless NUMBA_CPU_NAME says)."""
+    import llvmlite.binding as llvm
+    from numba import config
+
+    if config.CPU_NAME and config.CPU_NAME != "host":
+        return "+avx2" in (config.CPU_FEATURES or "")
+    return bool(llvm.get_host_cpu_features().get("avx2"))
+
+
+def _element_pointer(context, builder, array_type, array, offset, offset_type):
+    ary = context.make_array(array_type)(context, builder, array)
+    return builder.gep(ary.data, [context.cast(builder, offset, offset_type, types.intp)])
+
+
+def _chunk(builder, base, offset):
+    """The 32 bytes at base + offset as a vector (no alignment assumed)."""
+    v32i8 = ir.VectorType(ir.IntType(8), CHUNK)
+    ptr = builder.gep(base, [ir.Constant(ir.IntType(64), offset)])
+    return builder.load(builder.bitcast(ptr, v32i8.as_pointer()), align=1)
+
+
+def _row_sums(builder, x, w, rows, length, avx2):
+    """One vector per row: partial sums of x . w[row] whose lanes add up to the dot product."""
+    i8, i16, i32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
+    v32i8, v16i16 = ir.VectorType(i8, CHUNK), ir.VectorType(i16, 16)
+    xs = [_chunk(builder, x, CHUNK * k) for k in range(length // CHUNK)]
+    if avx2:
+        v8i32 = ir.VectorType(i32, 8)
+        maddubs = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(v16i16, [v32i8, v32i8]), "llvm.x86.avx2.pmadd.ub.sw"
+        )
+        maddwd = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(v8i32, [v16i16, v16i16]), "llvm.x86.avx2.pmadd.wd"
+        )
+        ones = ir.Constant(v16i16, [1] * 16)
+
+        def product(xv, wv):
+            return builder.call(maddwd, [builder.call(maddubs, [xv, wv]), ones])
+    else:
+        v32i32 = ir.VectorType(i32, CHUNK)
+
+        def product(xv, wv):
+            return builder.mul(builder.zext(xv, v32i32), builder.sext(wv, v32i32))
+
+    sums = []
+    for row in range(rows):
+        acc = None
+        for k, xv in enumerate(xs):
+            part = product(xv, _chunk(builder, w, row * length + CHUNK * k))
+            acc = part if acc is None else builder.add(acc, part)
+        sums.append(acc)
+    return sums
+
+
+def _reduce(builder, vector):
+    width = vector.type.count
+    i32 = ir.IntType(32)
+    add = cgutils.get_or_insert_function(
+        builder.module,
+        ir.FunctionType(i32, [ir.VectorType(i32, width)]),
+        f"llvm.vector.reduce.add.v{width}i32",
+    )
+    return builder.call(add, [vector])
+
+
+def _dot4_typer(avx2_allowed, name):
+    def typer(typingctx, x, x_off, w, w_off, length, out, out_off):
+        if not isinstance(length, types.IntegerLiteral) or length.literal_value % CHUNK:
+            return None  # a constant multiple of 32, so that the chunks unroll
+        n = length.literal_value
+
+        def codegen(context, builder, signature, args):
+            ts = signature.args
+            xp = _element_pointer(context, builder, ts[0], args[0], args[1], ts[1])
+            wp = _element_pointer(context, builder, ts[2], args[2], args[3], ts[3])
+            op = _element_pointer(context, builder, ts[5], args[5], args[6], ts[6])
+            avx2 = avx2_allowed and _target_has_avx2()
+            sums = _row_sums(builder, xp, wp, 4, n, avx2)
+            v4i32 = ir.VectorType(ir.IntType(32), 4)
+            if avx2:  # four rows' lanes added pairwise, as YaneuraOu's haddx4
+                v8i32 = ir.VectorType(ir.IntType(32), 8)
+                hadd = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(v8i32, [v8i32, v8i32]), "llvm.x86.avx2.phadd.d"
+                )
+                both = builder.call(
+                    hadd, [builder.call(hadd, [sums[0], sums[1]]), builder.call(hadd, [sums[2], sums[3]])]
+                )
+                low = builder.shuffle_vector(both, both, ir.Constant(v4i32, [0, 1, 2, 3]))
+                high = builder.shuffle_vector(both, both, ir.Constant(v4i32, [4, 5, 6, 7]))
+                total = builder.add(low, high)
+            else:
+                total = ir.Constant(v4i32, ir.Undefined)
+                for row, s in enumerate(sums):
+                    total = builder.insert_element(
+                        total, _reduce(builder, s), ir.Constant(ir.IntType(32), row)
+                    )
+            builder.store(total, builder.bitcast(op, v4i32.as_pointer()), align=4)
+            return context.get_dummy_value()
+
+        return types.void(x, x_off, w, w_off, length, out, out_off), codegen
+
+    typer.__name__ = typer.__qualname__ = name  # numba names the intrinsic after it
+    return typer
+
+
+def _dot_typer(avx2_allowed, name):
+    def typer(typingctx, x, x_off, w, w_off, length):
+        if not isinstance(length, types.IntegerLiteral) or length.literal_value % CHUNK:
+            return None
+        n = length.literal_value
+
+        def codegen(context, builder, signature, args):
+            ts = signature.args
+            xp = _element_pointer(context, builder, ts[0], args[0], args[1], ts[1])
+            wp = _element_pointer(context, builder, ts[2], args[2], args[3], ts[3])
+            (s,) = _row_sums(builder, xp, wp, 1, n, avx2_allowed and _target_has_avx2())
+            return _reduce(builder, s)
+
+        return types.int32(x, x_off, w, w_off, length), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    return typer
+
+
+# dot4_u8_i8(x, x_off, w, w_off, N, out, out_off): out[out_off + r] = x[x_off : x_off + N] .
+# w[w_off + r*N : w_off + (r+1)*N] for the four rows r (int32, wrapping); x uint8, w int8,
+# N a constant multiple of 32.  dot_u8_i8(x, x_off, w, w_off, N) returns one such sum.
+dot4_u8_i8 = intrinsic(_dot4_typer(True, "dot4_u8_i8"))
+dot_u8_i8 = intrinsic(_dot_typer(True, "dot_u8_i8"))
+# the same without the AVX2 instructions, whatever the CPU: the tests compare both
+dot4_u8_i8_portable = intrinsic(_dot4_typer(False, "dot4_u8_i8_portable"))
+dot_u8_i8_portable = intrinsic(_dot_typer(False, "dot_u8_i8_portable"))

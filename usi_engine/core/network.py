@@ -21,7 +21,7 @@ INFO_FV_SCALE = 1
 INFO_HALF = 2  # H: accumulator width per perspective
 INFO_L1 = 3  # outputs of the first hidden layer
 INFO_L2 = 4  # outputs of the second
-INFO_SUMS = 5  # where the int32 sums start in the scratch buffer (an even int16 index)
+INFO_SUMS = 5  # byte offset of the int32 sums in the scratch buffer (a multiple of 4)
 INFO_NB = 8
 
 # Few arrays on purpose: numba passes a position's arrays to every non-inlined call, so each
@@ -59,14 +59,13 @@ def network_arrays(net, fv_scale: int = 16) -> NetArrays:
     info[INFO_MODE] = _MODES[net.feature_set]
     info[INFO_FV_SCALE] = fv_scale
     info[INFO_HALF], info[INFO_L1], info[INFO_L2] = h, l1, l2
-    outputs = 2 * h + l1 + l2  # the int16 part of the scratch buffer
-    info[INFO_SUMS] = outputs + (outputs & 1)
+    outputs = 2 * h + l1 + l2  # the uint8 part of the scratch buffer
+    info[INFO_SUMS] = (outputs + 3) // 4 * 4
     ft = np.empty((net.ft_weight.shape[0] + 1, h), np.int16)
     ft[:-1] = net.ft_weight
     ft[-1] = net.ft_bias
     ins = (2 * h, l1, l2)
     layers = [net.weights[k][:, : ins[k]].astype(np.int8) for k in range(3)]
-    layers[1] = layers[1].T
     dense = np.concatenate([layer.ravel() for layer in layers])
     bias = np.concatenate([b.astype(np.int32) for b in net.biases])
     return NetArrays(info, ft, dense, bias)
@@ -94,11 +93,12 @@ def king_cache(net: NetArrays) -> np.ndarray:
 
 
 def scratch(net: NetArrays) -> np.ndarray:
-    """int16 buffer for the transformed features, the hidden layers' outputs, and the int32
-    sums of the second hidden layer (as pairs of int16, from info[INFO_SUMS])."""
+    """uint8 buffer of the forward pass: the transformed features after the ClippedReLU, the
+    hidden layers' outputs, then (from byte info[INFO_SUMS]) a layer's int32 sums."""
     if not net.info[INFO_MODE]:
-        return np.zeros(0, np.int16)
-    return np.zeros(net.info[INFO_SUMS] + 2 * net.info[INFO_L2], np.int16)
+        return np.zeros(0, np.uint8)
+    sums = max(net.info[INFO_L1], net.info[INFO_L2])
+    return np.zeros(net.info[INFO_SUMS] + 4 * sums, np.uint8)
 
 
 # EvalDir values: the network shipped in the package, or the hand-made evaluation.

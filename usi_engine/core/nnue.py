@@ -9,9 +9,10 @@ captures[], hand_packs[]), so nothing else is recorded.  A HalfKP perspective wh
 moved is refreshed (every feature index contains that king's square), from the king cache:
 the last accumulator made with the king on that square, corrected for what changed since.
 
-Arithmetic is YaneuraOu's: int16 accumulators (wrapping), ClippedReLU to 0..127, int32 dot
-products, ``>> 6`` between layers.  The first layer's dot products (int8 weights x int16
-inputs) are loops that LLVM turns into vpmaddwd; the second layer goes by columns.
+Arithmetic is YaneuraOu's: int16 accumulators (wrapping), ClippedReLU to 0..127 (uint8),
+int32 dot products, ``>> 6`` between layers.  The dot products of the usual widths (inputs
+a multiple of 32) are YaneuraOu's uint8 x int8 vector sequence, written as LLVM intrinsics
+(core/intrinsics.py); other widths take plain loops.
 """
 
 import numpy as np
@@ -46,6 +47,7 @@ from .network import (
     KC_VALID,
 )
 from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
+from .intrinsics import dot4_u8_i8, dot_u8_i8
 
 MAX_REPLAY = 12  # plies replayed before a full refresh is cheaper
 EVAL_LIMIT = 30000  # |evaluation| stays clear of the search's mate scores
@@ -223,41 +225,31 @@ def update_accumulator(pos, persp):
 
 
 @jit(specialise=("n_in",))
-def _affine_relu(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off):
+def _affine_relu_simd(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off, sums):
     """y[y_off + i] = clamp((b[b_off + i] + w_i . x[x_off:x_off + n_in]) >> 6, 0, 127) with
-    w_i the i-th row of the n_out x n_in matrix at w[w_off].  The loops index views: with
-    indices it cannot prove non-negative LLVM does not vectorise (10x slower).  Compiled
-    once per constant `n_in` it is given (see raw_output): a known length lets LLVM unroll
-    the dot products (73 instead of 114 ns for 128 x 32)."""
+    w_i the i-th row of the n_out x n_in matrix at w[w_off]; x and y uint8.  Four rows at a
+    time by the vector intrinsics (core/intrinsics.py) into the int32 scratch `sums`.
+    `n_in` is a constant multiple of 32 (one compilation each); n_out is a multiple of 4
+    (network_arrays checks it)."""
+    for i in range(0, n_out, 4):
+        dot4_u8_i8(x, x_off, w, w_off + i * n_in, n_in, sums, i)
+    for i in range(n_out):
+        # int32 wraps as YaneuraOu's sums do
+        y[y_off + i] = _clipped(np.int32(b[b_off + i] + sums[i]) >> WEIGHT_SCALE_BITS)
+
+
+@jit()
+def _affine_relu(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off):
+    """The same layer for any width, in plain loops (widths the vector code does not take).
+    The loops index views: with indices it cannot prove non-negative LLVM does not
+    vectorise."""
     xs = x[x_off : x_off + n_in]
     for i in range(n_out):
         row = w[w_off + i * n_in : w_off + (i + 1) * n_in]
         s = 0
         for j in range(n_in):
-            s += row[j] * xs[j]
-        # int32 before the shift: then LLVM keeps the sums in 32-bit lanes (vpmaddwd);
-        # int32 wraps as YaneuraOu's sums do
+            s += np.int32(row[j]) * np.int32(xs[j])
         y[y_off + i] = _clipped(np.int32(b[b_off + i] + s) >> WEIGHT_SCALE_BITS)
-
-
-@jit()
-def _affine_relu_by_columns(wt, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off, acc):
-    """The same layer from its transposed matrix at wt[w_off] (column j: the weights of
-    input j), skipping the inputs that are 0.  Pays for the second hidden layer: about half
-    of its inputs are 0 after the ClippedReLU, and its rows are too short for the dot
-    products above to vectorise well (about 75 instead of 100 ns for 32 x 32).  `acc`: int32
-    scratch of n_out entries."""
-    for i in range(n_out):
-        acc[i] = b[b_off + i]
-    for j in range(n_in):
-        v = np.int32(x[x_off + j])
-        if v == 0:
-            continue
-        column = wt[w_off + j * n_out : w_off + (j + 1) * n_out]
-        for i in range(n_out):
-            acc[i] += v * column[i]  # stored as int32: wraps as YaneuraOu's sums do
-    for i in range(n_out):
-        y[y_off + i] = _clipped(acc[i] >> WEIGHT_SCALE_BITS)
 
 
 @jit(inline="always")
@@ -285,22 +277,30 @@ def raw_output(pos):
         dst = buf[p * h : (p + 1) * h]
         for j in range(h):
             dst[j] = _clipped(src[j])
-    w2 = l1 * 2 * h  # offsets of the 2nd (transposed) and 3rd layers in net.dense
-    w3 = w2 + l2 * l1
-    # the common widths as constants: each compiles its own unrolled first layer
-    if h == 64:
-        _affine_relu(net.dense, 0, net.bias, 0, l1, 128, buf, 0, buf, 2 * h)
-    elif h == 256:
-        _affine_relu(net.dense, 0, net.bias, 0, l1, 512, buf, 0, buf, 2 * h)
-    else:
-        _affine_relu(net.dense, 0, net.bias, 0, l1, 2 * h, buf, 0, buf, 2 * h)
     sums = buf[net.info[INFO_SUMS] :].view(np.int32)
-    _affine_relu_by_columns(net.dense, w2, net.bias, l1, l2, l1, buf, 2 * h, buf, 2 * h + l1, sums)
-    row = net.dense[w3 : w3 + l2]
-    xs = buf[2 * h + l1 : 2 * h + l1 + l2]
-    s = 0
-    for j in range(l2):
-        s += row[j] * xs[j]
+    w2 = l1 * 2 * h  # offsets of the 2nd and 3rd layers in net.dense
+    w3 = w2 + l2 * l1
+    out1 = 2 * h  # and of each layer's outputs in buf
+    out2 = out1 + l1
+    # the common widths as constants: each compiles its own unrolled vector code
+    if h == 64:
+        _affine_relu_simd(net.dense, 0, net.bias, 0, l1, 128, buf, 0, buf, out1, sums)
+    elif h == 256:
+        _affine_relu_simd(net.dense, 0, net.bias, 0, l1, 512, buf, 0, buf, out1, sums)
+    else:
+        _affine_relu(net.dense, 0, net.bias, 0, l1, 2 * h, buf, 0, buf, out1)
+    if l1 == 32:
+        _affine_relu_simd(net.dense, w2, net.bias, l1, l2, 32, buf, out1, buf, out2, sums)
+    else:
+        _affine_relu(net.dense, w2, net.bias, l1, l2, l1, buf, out1, buf, out2)
+    if l2 == 32:
+        s = dot_u8_i8(buf, out2, net.dense, w3, 32)
+    else:
+        row = net.dense[w3 : w3 + l2]
+        xs = buf[out2 : out2 + l2]
+        s = 0
+        for j in range(l2):
+            s += np.int32(row[j]) * np.int32(xs[j])
     return np.int32(net.bias[l1 + l2] + s)
 
 
