@@ -154,7 +154,7 @@ def refresh_in_full(pos, acc, persp):
                     acc[j] += w[base + k, j]
 
 
-@jit()
+@jit(inline="always")
 def _replay(pos, s, persp, offset, halfkp):
     """acc[s + 1, persp] from acc[s, persp] and the move played at ply s.  Only the other
     side's king moves here under HalfKP (kings are no HalfKP features, but what they capture
@@ -201,7 +201,7 @@ def _replay(pos, s, persp, offset, halfkp):
             dst[j] = src[j] - w[rem0, j] + w[add0, j] - w[rem1, j] + w[add1, j]
 
 
-@jit()
+@jit(inline="always")
 def update_accumulator(pos, persp):
     """Make acc[current ply, persp] valid: replay from the nearest valid ply, or refresh."""
     ply = pos.st[ST_PLY]
