@@ -63,3 +63,28 @@ def test_fixed_depth_reports_nodes_per_depth(tmp_path, capsys):
     per_depth = [int(cell.split(":")[1]) for cell in lines["first"].split(";")[0].split()[1:]]
     assert len(per_depth) == 5 and per_depth == sorted(per_depth) and per_depth[0] > 0
     assert "nodes to depth 6 first / second: 1.00" in out
+
+
+def test_a_matchs_logs_give_each_engines_node_rate(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "alpha.log").write_text(
+        "     0.100 w1#1 > position startpos\n"
+        "     0.101 w1#1 > go btime 0 wtime 0 byoyomi 1000\n"
+        "     0.200 w2#1 > go btime 0 wtime 0 byoyomi 1000\n"  # another game's process
+        "     0.900 w1#1 < info depth 9 seldepth 12 score cp 3 nodes 400000 nps 1 time 800 pv 7g7f\n"
+        "     0.950 w2#1 < info depth 7 seldepth 9 score cp 3 nodes 50000 time 500 pv 2g2f\n"
+        "     0.990 w1#1 < bestmove 7g7f\n"
+        "     1.000 w2#1 < bestmove 2g2f\n"
+        "     1.100 w1#1 > go btime 0 wtime 0 byoyomi 1000\n"
+        "     1.130 w1#1 < info depth 3 nodes 900 time 20 pv 3c3d\n"  # too short to count
+        "     1.131 w1#1 < bestmove 3c3d\n"
+    )
+    (logs / "beta.log").write_text("     0.100 w1#2 > usi\n")
+    assert node_rate.main(["--match-logs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "alpha: median nodes/s 300000, median depth 8 over 2 moves",  # 500,000 and 100,000
+        f"beta: no move of {node_rate.MIN_MOVE_MS} ms or more with nodes and time",
+    ]
+    assert node_rate.main(["--match-logs", str(tmp_path / "nothing")]) == 1

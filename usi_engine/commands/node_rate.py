@@ -5,6 +5,7 @@ time, one thread each, taking turns position by position, and each reports what 
                                              # our shipped network, 1 s on the 8 middle games
     usi-engine node-rate --byoyomi 3000 --positions F.txt
     usi-engine node-rate --depth 12          # the trees: nodes to each depth, branching factor
+    usi-engine node-rate --match-logs runs/m # each engine's node rate and depth in a match
     usi-engine node-rate --engine cmd="python -m usi_engine" name=new \\
         --engine cmd="python -m usi_engine" name=old dir=../old --engine cmd=... name=yo ...
     usi-engine node-rate --engine cmd="python -m usi_engine" name=ours \\
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import statistics
 import sys
@@ -146,6 +148,48 @@ def run_engines(
             engine.quit()
 
 
+LOG_LINE = re.compile(r"^\s*[\d.]+ (\S+) ([<>]) (.*)$")
+MIN_MOVE_MS = 100  # shorter searches (book moves, forced replies) say little about speed
+
+
+def moves_in_log(path: Path) -> list[Searched]:
+    """One Searched per move that an engine's match log shows (`usi-engine match --out`:
+    logs/NAME.log, a tag per engine process), from the engine's own last info lines."""
+    moves: list[Searched] = []
+    current: dict[str, Searched] = {}
+    for raw in path.read_text(errors="replace").splitlines():
+        m = LOG_LINE.match(raw)
+        if not m:
+            continue
+        tag, direction, text = m.groups()
+        tokens = text.split()
+        if direction == ">" and tokens[:1] == ["go"]:
+            current[tag] = Searched()
+        elif direction == "<" and tag in current:
+            if tokens[:1] == ["info"]:
+                read_info(tokens, current[tag])
+            elif tokens[:1] == ["bestmove"]:
+                moves.append(current.pop(tag))
+    return moves
+
+
+def match_report(out_dir: str) -> int:
+    """Median node rate and depth of each engine over its moves in a match's logs."""
+    logs = sorted(Path(out_dir, "logs").glob("*.log"))
+    if not logs:
+        print(f"node-rate: no logs/*.log in {out_dir}", file=sys.stderr)
+        return 1
+    for log in logs:
+        moves = [m for m in moves_in_log(log) if m.time_ms >= MIN_MOVE_MS]
+        if not moves:
+            print(f"{log.stem}: no move of {MIN_MOVE_MS} ms or more with nodes and time")
+            continue
+        nps = statistics.median(m.nps for m in moves)
+        depth = statistics.median(m.depth for m in moves)
+        print(f"{log.stem}: median nodes/s {nps:.0f}, median depth {depth:g} over {len(moves)} moves")
+    return 0
+
+
 def middle_games(path: str) -> list[tuple[int, str]]:
     """(line number, sfen) of the positions whose comment starts 'middle game' (the bench
     file's), or of every position when none is so marked."""
@@ -213,7 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--positions", default=data_file("bench_positions.txt"), help="'<sfen>  # comment' per line"
     )
+    ap.add_argument(
+        "--match-logs", metavar="DIR", help="a match's --out directory: each engine's moves there"
+    )
     args = ap.parse_args(argv)
+    if args.match_logs:
+        return match_report(args.match_logs)
     try:
         engines = [parse_engine(tokens) for tokens in args.engine] if args.engine else default_engines()
     except ValueError as exc:
