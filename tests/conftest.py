@@ -193,6 +193,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_training": ("slow", "torch"),
     "test_protocol": ("subprocess",),
     "test_node_rate::test_two_engines_side_by_side": ("slow", "subprocess"),
+    "test_nnue::test_a_search_does_not_depend_on_what_the_accumulators_held_before": ("slow",),
     "test_node_rate::test_fixed_depth_reports_nodes_per_depth": ("slow", "subprocess"),
     "test_score_gap": ("subprocess",),
     "test_analysis::test_command_line_with_another_engine_and_a_broken_record": ("subprocess",),

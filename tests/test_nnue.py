@@ -407,3 +407,37 @@ def test_usi_evaldir_fv_scale_and_eval_command(engine, tmp_path):
         engine.sync()
     assert _eval_line(engine) == f"eval = {Position(row['sfen']).evaluate(shipped)}"
     engine.send("position startpos")
+
+
+def test_a_search_does_not_depend_on_what_the_accumulators_held_before():
+    """Accumulators are brought up to date lazily, from the nearest valid ply or from the
+    king cache, which outlive a search and `new_game`. A fixed-depth search of one position
+    is the same, node for node, on a fresh searcher and on one whose accumulators and king
+    cache were left by searches of other positions."""
+    from usi_engine.commands import data_file
+    from usi_engine.commands.bench import load_positions
+    from usi_engine.search.searcher import Searcher
+
+    net = network_arrays(load_eval_dir("internal"))
+    middle = next(s for s, comment in load_positions(data_file("bench_positions.txt")) if "middle" in comment)
+
+    def search(searcher, sfen, depth=8):
+        result = searcher.think(
+            Position(sfen),
+            depth=depth,
+            nodes=None,
+            multipv=1,
+            stop=np.zeros(1, np.int32),
+            on_iteration=lambda info: None,
+        )
+        return result.info.nodes, result.best, result.info.score_cp, result.info.pv
+
+    fresh = Searcher()
+    fresh.set_network(net)
+    expected = search(fresh, middle)
+    used = Searcher()
+    used.set_network(net)
+    for sfen in SFENS:  # other positions: other kings' squares, other hands
+        search(used, sfen, depth=6)
+    used.new_game()
+    assert search(used, middle) == expected
