@@ -89,6 +89,7 @@ from .params import (
     SP_SINGULAR_MARGIN,
     SP_LMP_DEPTH,
     SP_LMP_BASE,
+    SP_LMP_NOT_IMPROVING,
     SP_FUTILITY_MOVE_DEPTH,
     SP_FUTILITY_MOVE_BASE,
     SP_FUTILITY_MOVE_MARGIN,
@@ -750,7 +751,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if (
                 params[P_FUTILITY]
                 and d_plies <= sp[SP_LMP_DEPTH]
-                and move_count > sp[SP_LMP_BASE] + d_plies * d_plies
+                and move_count
+                > (sp[SP_LMP_BASE] + d_plies * d_plies)
+                // (1 + (sp[SP_LMP_NOT_IMPROVING] if not improving else 0))
             ):
                 skip_quiets = True
                 continue
