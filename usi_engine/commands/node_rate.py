@@ -26,14 +26,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
 import statistics
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from usi_engine.match.cli import default_name, parse_engine_tokens
+from usi_engine.match.cli import engine_from_fields, parse_engine_tokens
+from usi_engine.match.config import EngineSpec
 from usi_engine.usiproc import EngineError, UsiProcess
 
 from . import PACKAGE, data_file
@@ -44,14 +44,6 @@ SHIPPED_NETWORK_DIR = PACKAGE / "eval"  # holds nn.bin
 FAIR_OPTIONS = {"Threads": "1", "USI_Hash": "256", "NetworkDelay": "0", "NetworkDelay2": "0"}
 EVERY_ITERATION = {"PvInterval": "0"}  # set where the engine declares it
 READY_TIMEOUT_S = 180.0
-
-
-@dataclass
-class Engine:
-    name: str
-    cmd: list[str]
-    options: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None  # dir=: another checkout, for a version against another
 
 
 @dataclass
@@ -70,23 +62,20 @@ class Searched:
         return self.nodes * 1000 // self.time_ms if self.time_ms > 0 else 0
 
 
-def parse_engine(tokens: list[str]) -> Engine:
-    """`cmd=... name=... option.X=Y` (as `usi-engine match --engine`) to an Engine."""
-    fields = parse_engine_tokens(tokens)
-    if "cmd" not in fields:
-        raise ValueError(f"engine without cmd=: {' '.join(tokens)}")
-    cmd = shlex.split(fields["cmd"])
-    options = {k[len("option.") :]: v for k, v in fields.items() if k.startswith("option.")}
-    name = fields.get("name") or default_name(cmd)
-    return Engine(name, cmd, {**FAIR_OPTIONS, **options}, fields.get("dir"))
+def parse_engine(tokens: list[str]) -> EngineSpec:
+    """`cmd=... name=... option.X=Y dir=...` (as `usi-engine match --engine`), with the fair
+    options under the user's own."""
+    spec = engine_from_fields(parse_engine_tokens(tokens), {})
+    spec.options = {**FAIR_OPTIONS, **spec.options}
+    return spec
 
 
-def default_engines() -> list[Engine]:
+def default_engines() -> list[EngineSpec]:
     """Ours with its shipped network; YaneuraOu's NNUE build loading that same file."""
-    ours = Engine("usi_engine", [sys.executable, "-m", "usi_engine"], dict(FAIR_OPTIONS))
-    other = Engine(
-        "YaneuraOu-nnue",
+    ours = EngineSpec([sys.executable, "-m", "usi_engine"], "usi_engine", dict(FAIR_OPTIONS))
+    other = EngineSpec(
         [str(YANEURAOU_NNUE)],
+        "YaneuraOu-nnue",
         {**FAIR_OPTIONS, "EvalDir": str(SHIPPED_NETWORK_DIR), "BookFile": "no_book"},
     )
     return [ours, other]
@@ -125,7 +114,7 @@ def search(engine: UsiProcess, sfen: str, go: str, timeout_s: float) -> Searched
 
 
 def run_engines(
-    specs: list[Engine], positions: list[tuple[int, str]], go: str, timeout_s: float
+    specs: list[EngineSpec], positions: list[tuple[int, str]], go: str, timeout_s: float
 ) -> list[list[Searched]]:
     """Each position searched by every engine in turn, so that what else the machine does
     at that moment weighs on both alike."""
@@ -198,7 +187,9 @@ def middle_games(path: str) -> list[tuple[int, str]]:
     return chosen or [(i, s) for i, (s, _) in enumerate(positions, 1)]
 
 
-def report(engines: list[Engine], results: list[list[Searched]], positions: list[tuple[int, str]]) -> None:
+def report(
+    engines: list[EngineSpec], results: list[list[Searched]], positions: list[tuple[int, str]]
+) -> None:
     header = "".join(f" | {e.name[:24]:>24} {'':>14}" for e in engines)
     print(f"{'#':>3}{header}")
     print(
@@ -221,7 +212,7 @@ def report(engines: list[Engine], results: list[list[Searched]], positions: list
             print(f"node rate {engine.name} / {last}: {nps / medians[-1]:.2f}")
 
 
-def tree_report(engines: list[Engine], results: list[list[Searched]], depth: int) -> None:
+def tree_report(engines: list[EngineSpec], results: list[list[Searched]], depth: int) -> None:
     """At a fixed depth: the nodes each engine needed, per depth and per position (medians),
     and the effective branching factor of its last plies."""
     first = max(1, depth - 4)
