@@ -19,7 +19,8 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
-and more LMR after a capturing TT move (LmrTtCapture, undecided).
+more LMR after a capturing TT move (LmrTtCapture, undecided) and futility and SEE pruning
+of quiets by the depth LMR would leave a move (PruneLmrDepth).
 """
 
 import numpy as np
@@ -102,6 +103,7 @@ from .params import (
     SP_LMR_BAD_CAPTURES,
     SP_LMR_TT_CAPTURE,
     SP_SINGULAR_NEGATIVE,
+    SP_PRUNE_LMR_DEPTH,
     SP_DELTA_MARGIN,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
@@ -417,6 +419,17 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
     if tt_capture:
         r += sp[SP_LMR_TT_CAPTURE]
     return max(r, 0)
+
+
+@jit(inline="always")
+def _pruning_depth(ctx, d_plies, move_count):
+    """The depth, in plies, that futility and SEE pruning judge a late quiet move by: the
+    node's, or with PruneLmrDepth the one LMR's table would leave it, since a move that a
+    reduced search would barely look at is not worth a full margin."""
+    if ctx.sp[SP_PRUNE_LMR_DEPTH] == 0:
+        return d_plies
+    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
+    return max(d_plies - 1 - r, 0)
 
 
 @jit(inline="always")
@@ -739,6 +752,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             continue
         move_count += 1
         checks = gives_check(pos, m)
+        prune_d = _pruning_depth(ctx, d_plies, move_count)
         # shallow pruning of late quiet moves
         if (
             not pv_node
@@ -759,8 +773,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 continue
             if (
                 params[P_FUTILITY]
-                and d_plies <= sp[SP_FUTILITY_MOVE_DEPTH]
-                and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * d_plies <= alpha
+                and prune_d <= sp[SP_FUTILITY_MOVE_DEPTH]
+                and static + sp[SP_FUTILITY_MOVE_BASE] + sp[SP_FUTILITY_MOVE_MARGIN] * prune_d <= alpha
             ):
                 continue
             # history pruning: a quiet move that keeps failing here is not worth a look
@@ -782,7 +796,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and move_count > 1
         ):
             if quiet:
-                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * d_plies * d_plies:
+                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * prune_d * prune_d:
                     continue
             elif picker[PICK_SCORE] < 0 or checks:
                 if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_CAPTURE_MARGIN] * d_plies:
