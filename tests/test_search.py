@@ -313,16 +313,41 @@ def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_captu
     def lmr(history=0, pv=False, cut=0, improving=True, tt_capture=False):
         return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture)
 
+    ply = cs.ONE_PLY  # the reduction is in half plies
     base = lmr()
-    assert base == ctx.reductions[10, 20] > 1
-    assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - 1, base + 1, base - 1, base + 1)
+    assert base == ctx.reductions[10, 20] * ply > ply
+    assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - ply, base + ply, base - ply, base + ply)
     assert lmr(improving=False) == lmr(tt_capture=True) == base  # off by default
     sp[INDEX["LmrNotImproving"]] = 1  # the settings under test
     sp[INDEX["LmrTtCapture"]] = 1
     cs.set_search_params(ctx, sp)
-    assert (lmr(improving=False), lmr(improving=True)) == (base + 1, base)
-    assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - 1 == base + 1
+    assert (lmr(improving=False), lmr(improving=True)) == (base + ply, base)
+    assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - ply == base + ply
     assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0  # never below zero
+
+
+def test_late_move_reduction_by_history_in_half_plies():
+    """LmrHistoryDiv: the history moves the reduction in proportion, in half plies, from one
+    ply less for the best histories (killers included) to two more for the worst."""
+    _, ctx = tree("ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1")
+    sp = defaults()
+    div = 6000
+    sp[INDEX["LmrHistoryDiv"]] = div
+    cs.set_search_params(ctx, sp)
+
+    def lmr(history):
+        return cs.late_move_reduction(ctx, 10, 20, history, False, 0, True, False)
+
+    base = lmr(0)
+    assert base == ctx.reductions[10, 20] * cs.ONE_PLY
+    assert [lmr(h) for h in (div // 2 - 1, div // 2, div, 50 * div)] == [base, base - 1, base - 2, base - 2]
+    assert [lmr(-h) for h in (div // 2 - 1, div // 2, div, 2 * div, 50 * div)] == [
+        base,
+        base + 1,
+        base + 2,
+        base + 4,
+        base + 4,
+    ]
 
 
 def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing():

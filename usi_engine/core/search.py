@@ -20,7 +20,8 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
 more LMR after a capturing TT move (LmrTtCapture, undecided) and futility and SEE pruning
-of quiets by the depth LMR would leave a move (PruneLmrDepth).
+of quiets by the depth LMR would leave a move (PruneLmrDepth), and LMR by history in
+half plies (LmrHistoryDiv).
 """
 
 import numpy as np
@@ -104,6 +105,7 @@ from .params import (
     SP_LMR_TT_CAPTURE,
     SP_SINGULAR_NEGATIVE,
     SP_PRUNE_LMR_DEPTH,
+    SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
@@ -399,25 +401,29 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
 
 @jit()
 def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture):
-    """Plies a late move is searched shallower by: the table's, by depth and move number;
-    one less at PV nodes and for a move whose history is good; one more at an expected cut
-    node and for a move whose history is bad; LmrNotImproving more where the static
-    evaluation is no better than two plies before, since fewer moves there will fail high;
-    LmrTtCapture more where the TT move is a capture, which the later moves rarely beat."""
+    """Half plies a late move is searched shallower by: the table's, by depth and move
+    number; a ply less at PV nodes, a ply more at an expected cut node; by the move's history
+    (a ply less where it is good, a ply more where it is bad; with LmrHistoryDiv in half
+    plies, in proportion); LmrNotImproving plies more where the static evaluation is no
+    better than two plies before, since fewer moves there will fail high; LmrTtCapture more
+    where the TT move is a capture, which the later moves rarely beat."""
     sp = ctx.sp
-    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
+    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)] * ONE_PLY
     if pv_node:
-        r -= 1
+        r -= ONE_PLY
     if cut_node:
-        r += 1
-    if history > sp[SP_LMR_HISTORY_GOOD]:
-        r -= 1
+        r += ONE_PLY
+    if sp[SP_LMR_HISTORY_DIV] > 0:
+        by_history = abs(history) * ONE_PLY // sp[SP_LMR_HISTORY_DIV]  # rounded towards 0
+        r -= min(by_history, ONE_PLY) if history > 0 else -min(by_history, 2 * ONE_PLY)
+    elif history > sp[SP_LMR_HISTORY_GOOD]:
+        r -= ONE_PLY
     elif history < -sp[SP_LMR_HISTORY_BAD]:
-        r += 1
+        r += ONE_PLY
     if not improving:
-        r += sp[SP_LMR_NOT_IMPROVING]
+        r += sp[SP_LMR_NOT_IMPROVING] * ONE_PLY
     if tt_capture:
-        r += sp[SP_LMR_TT_CAPTURE]
+        r += sp[SP_LMR_TT_CAPTURE] * ONE_PLY
     return max(r, 0)
 
 
@@ -839,12 +845,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     improving,
                     tt_capture,
                 )
-                if new_depth - r * ONE_PLY < ONE_PLY:
-                    r = (new_depth - ONE_PLY) // ONE_PLY
-                    if r < 0:
-                        r = 0
+                if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
+                    r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
-            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r * ONE_PLY, ply + 1, YES)
+            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r, ply + 1, YES)
             if v > alpha and r > 0:
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
             if restricted and osl_end(ctx, v, alpha):
