@@ -45,7 +45,7 @@ PARAMS: tuple[Param, ...] = (
     Param("FutilityMoveDepth", 4, 1, 10, 1, "futility pruning of quiets up to this depth (plies)"),
     Param("FutilityMoveBase", 160, 0, 500, 20, "futility of quiets: static + base + margin*depth <= alpha"),
     Param("FutilityMoveMargin", 130, 40, 300, 10, "futility of quiets: margin per ply"),
-    Param("PruneLmrDepth", 0, 0, 1, 1, "1: futility and SEE pruning of quiets judge a move by the depth LMR would leave it (depth - 1 - the table's reduction), as Stockfish does, not by the node's depth (0: the node's depth)"),
+    Param("PruneLmrDepth", 1, 0, 1, 1, "1: futility and SEE pruning of quiets judge a move by the depth LMR would leave it (depth - 1 - the table's reduction), as Stockfish does, not by the node's depth (0: the node's depth; 1 measured +40.5 +- 21.5 Elo in 949 games, docs/bench.md)"),
     Param("HistoryPruneDepth", 3, 1, 8, 1, "history pruning up to this depth (plies)"),
     Param("HistoryPrune", 3000, 500, 10000, 250, "quiet moves with history below -this*depth are skipped"),
     Param("SeeDepth", 6, 1, 12, 1, "SEE pruning of captures and quiet moves up to this depth (plies)"),

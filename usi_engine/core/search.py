@@ -19,9 +19,9 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
-more LMR after a capturing TT move (LmrTtCapture, undecided) and futility and SEE pruning
-of quiets by the depth LMR would leave a move (PruneLmrDepth), and LMR by history in
-half plies (LmrHistoryDiv).
+more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
+plies (LmrHistoryDiv). Futility and SEE pruning of late quiet moves judge a move by the
+depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
 import numpy as np
