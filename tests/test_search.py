@@ -326,6 +326,21 @@ def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_captu
     assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0  # never below zero
 
 
+def test_late_quiet_moves_are_pruned_by_the_depth_lmr_would_leave_them():
+    """PruneLmrDepth (on by default): futility and SEE pruning judge the n-th move of a node
+    of depth d by d - 1 - the reduction table's entry, never below 0; off, by d itself."""
+    _, ctx = tree("ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1")
+    sp = defaults()
+    assert sp[INDEX["PruneLmrDepth"]] == 1
+    assert cs._pruning_depth(ctx, 10, 20) == 10 - 1 - ctx.reductions[10, 20] < 10 - 1
+    assert cs._pruning_depth(ctx, 3, 1) == 2  # the first move is not reduced
+    assert cs._pruning_depth(ctx, 2, 60) == max(2 - 1 - ctx.reductions[2, 60], 0) >= 0
+    assert cs._pruning_depth(ctx, 200, 200) == 200 - 1 - ctx.reductions[63, 63]  # the table's edge
+    sp[INDEX["PruneLmrDepth"]] = 0
+    cs.set_search_params(ctx, sp)
+    assert [cs._pruning_depth(ctx, d, 30) for d in (1, 5, 12)] == [1, 5, 12]
+
+
 def test_late_move_reduction_by_history_in_half_plies():
     """LmrHistoryDiv: the history moves the reduction in proportion, in half plies, from one
     ply less for the best histories (killers included) to two more for the worst."""
