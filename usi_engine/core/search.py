@@ -20,7 +20,7 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
-plies (LmrHistoryDiv). Futility and SEE pruning of late quiet moves judge a move by the
+plies (LmrHistoryDiv, measured level). Futility and SEE pruning of late quiet moves judge a move by the
 depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
