@@ -18,10 +18,10 @@ Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/ben
 of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
-of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided)
+of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
-plies (LmrHistoryDiv, measured level). Futility and SEE pruning of late quiet moves judge a move by the
-depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
+plies (LmrHistoryDiv, measured level). Futility and SEE pruning of late quiet moves judge a
+move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
 import numpy as np
@@ -399,6 +399,12 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
     return not (hit and tt_depth >= depth - (PROBCUT_SHALLOWER - 1) * ONE_PLY and tt_v < pc_beta)
 
 
+@jit(inline="always")
+def _table_reduction(ctx, d_plies, move_count):
+    """The reduction table's plies for the move_count-th move of a node d_plies deep."""
+    return ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
+
+
 @jit()
 def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture):
     """Half plies a late move is searched shallower by: the table's, by depth and move
@@ -408,7 +414,7 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
     better than two plies before, since fewer moves there will fail high; LmrTtCapture more
     where the TT move is a capture, which the later moves rarely beat."""
     sp = ctx.sp
-    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)] * ONE_PLY
+    r = _table_reduction(ctx, d_plies, move_count) * ONE_PLY
     if pv_node:
         r -= ONE_PLY
     if cut_node:
@@ -434,8 +440,7 @@ def _pruning_depth(ctx, d_plies, move_count):
     reduced search would barely look at is not worth a full margin."""
     if ctx.sp[SP_PRUNE_LMR_DEPTH] == 0:
         return d_plies
-    r = ctx.reductions[min(d_plies, LMR_TABLE - 1), min(move_count, LMR_TABLE - 1)]
-    return max(d_plies - 1 - r, 0)
+    return max(d_plies - 1 - _table_reduction(ctx, d_plies, move_count), 0)
 
 
 @jit(inline="always")
