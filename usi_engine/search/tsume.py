@@ -43,6 +43,58 @@ _PV_MAX_NODES = 50_000_000  # one exact_pv call's allowance when no limit bounds
 _PV_TIME_SHARE = 0.5  # of the time left, what exact_pv may take (the rest: the proof line)
 
 
+class _Limits:
+    """A solve's time and node limits.  numba cannot read the clock, so the search runs in
+    slices of nodes: about 0.1 s each at the rate measured so far, and near the end only
+    the nodes the time left allows."""
+
+    def __init__(self, params, stop, time_limit_ms, nodes) -> None:
+        self.params = params
+        self.start = time.perf_counter()
+        self.deadline = None if time_limit_ms is None else self.start + max(0, time_limit_ms) / 1000.0
+        self.node_cap = None if nodes is None else max(1, int(nodes))
+        self.stop = np.zeros(1, np.int32) if stop is None else stop
+        self.slice_nodes = _SLICE_MIN
+
+    def out_of_budget(self) -> bool:
+        if self.stop[0] != 0:
+            return True
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            return True
+        return self.node_cap is not None and self.params[cm.P_NODES] >= self.node_cap
+
+    def measured(self, nodes: int, seconds: float) -> None:
+        """A slice searched `nodes` in `seconds`: aim the next ones at about 0.1 s."""
+        if seconds > 0 and nodes > 0:
+            self.slice_nodes = max(_SLICE_MIN, min(5_000_000, int(nodes / seconds * 0.1)))
+
+    def nodes_in_time_left(self, share: float = 1.0) -> int | None:
+        if self.deadline is None:
+            return None
+        elapsed = time.perf_counter() - self.start
+        rate = self.params[cm.P_NODES] / elapsed if elapsed > 0 else 0.0
+        return int(rate * max(0.0, self.deadline - time.perf_counter()) * share)
+
+    def next_limit(self) -> int:
+        """The node count at which the next slice stops."""
+        step = self.slice_nodes
+        left = self.nodes_in_time_left()
+        if left is not None and self.params[cm.P_NODES] > 0:
+            step = max(1_000, min(step, left))
+        limit = int(self.params[cm.P_NODES]) + step
+        return min(limit, self.node_cap) if self.node_cap is not None else limit
+
+    def pv_allowance(self) -> int:
+        """The nodes the one call that reads out the shortest line may take."""
+        allowance = _PV_MAX_NODES
+        left = self.nodes_in_time_left(_PV_TIME_SHARE)
+        if left is not None:
+            allowance = min(allowance, left)
+        if self.node_cap is not None:
+            allowance = min(allowance, self.node_cap - int(self.params[cm.P_NODES]))
+        return max(1, allowance)
+
+
 class MateSolver:
     """Owns the proof-number table (allocated once) and the work buffers."""
 
@@ -91,24 +143,64 @@ class MateSolver:
         _compiled.set()
         return answer
 
-    def _solve(self, pos, stop, time_limit_ms, nodes, on_info):
-        start = time.perf_counter()
-        deadline = None if time_limit_ms is None else start + max(0, time_limit_ms) / 1000.0
-        node_cap = None if nodes is None else max(1, int(nodes))
-        if stop is None:
-            stop = np.zeros(1, np.int32)
-        work = self.work._replace(stop=stop)
-        tt = self.table
-        params = tt.params
+    def prove(
+        self,
+        pos: Position,
+        *,
+        stop: np.ndarray | None = None,
+        time_limit_ms: int | None = None,
+        nodes: int | None = None,
+    ) -> str:
+        """Only whether the side to move mates by checks: "mate", "nomate" or "timeout".
+        The df-pn proof alone, without the shortest line: what a caller needs that asks
+        whether a move walks into a mate (search/mate_guard.py)."""
+        with self._lock:
+            status = self._prove(self._start(pos), _Limits(self.table.params, stop, time_limit_ms, nodes))
+        _compiled.set()
+        return status
+
+    def _start(self, pos: Position):
+        """Copy `pos` into the solver's position and open a new search on the table."""
         a = self._pos
         cb.copy_into(a, pos.arrays)
+        params = self.table.params
         ply = int(a.st[cb.ST_PLY])
         params[cm.P_GEN] += 1
         params[cm.P_NODES] = 0
         params[cm.P_ROOTPLY] = ply
         params[cm.P_MAXDEPTH] = max(1, min(cm.MAX_DEPTH, MAX_HISTORY - ply - 4))
+        return a
+
+    def _prove(self, a, limits: "_Limits", report=lambda force=False: None) -> str:
+        """df-pn from `a` in slices until proven, disproven or out of budget."""
+        params = self.table.params
+        work = self.work._replace(stop=limits.stop)
+        status = None
+        while status is None:
+            if limits.out_of_budget():
+                status = "timeout"
+                break
+            params[cm.P_LIMIT] = limits.next_limit()
+            t0 = time.perf_counter()
+            n0 = int(params[cm.P_NODES])
+            pn, dn = cm.dfpn_run(a, self.table, work, 0)
+            limits.measured(int(params[cm.P_NODES]) - n0, time.perf_counter() - t0)
+            if pn == 0:
+                status = "mate"
+            elif dn == 0:
+                status = "nomate"
+            report()
+        self.nodes = int(params[cm.P_NODES])
+        return status
+
+    def _solve(self, pos, stop, time_limit_ms, nodes, on_info):
+        a = self._start(pos)
+        tt = self.table
+        params = tt.params
+        limits = _Limits(params, stop, time_limit_ms, nodes)
+        work = self.work._replace(stop=limits.stop)
+        start = limits.start
         last_info = start
-        slice_nodes = _SLICE_MIN
 
         def report(force=False):
             nonlocal last_info
@@ -119,59 +211,8 @@ class MateSolver:
                 on_info(n, int(n / elapsed) if elapsed > 0 else 0, int(elapsed * 1000))
                 last_info = now
 
-        def out_of_budget():
-            if stop[0] != 0:
-                return True
-            if deadline is not None and time.perf_counter() >= deadline:
-                return True
-            return node_cap is not None and params[cm.P_NODES] >= node_cap
-
-        def nodes_in_time_left(share=1.0):
-            # numba cannot read the clock: a slice's node count is what stops it, so the
-            # time left is turned into nodes at the rate measured so far
-            if deadline is None:
-                return None
-            elapsed = time.perf_counter() - start
-            rate = params[cm.P_NODES] / elapsed if elapsed > 0 else 0.0
-            return int(rate * max(0.0, deadline - time.perf_counter()) * share)
-
-        def next_limit():
-            step = slice_nodes
-            left = nodes_in_time_left()
-            if left is not None and params[cm.P_NODES] > 0:
-                step = max(1_000, min(step, left))
-            lim = int(params[cm.P_NODES]) + step
-            return min(lim, node_cap) if node_cap is not None else lim
-
-        def pv_allowance():
-            allowance = _PV_MAX_NODES
-            left = nodes_in_time_left(_PV_TIME_SHARE)
-            if left is not None:
-                allowance = min(allowance, left)
-            if node_cap is not None:
-                allowance = min(allowance, node_cap - int(params[cm.P_NODES]))
-            return max(1, allowance)
-
         # --- 1. prove or disprove --------------------------------------------------------
-        status = None
-        while status is None:
-            if out_of_budget():
-                status = "timeout"
-                break
-            params[cm.P_LIMIT] = next_limit()
-            t0 = time.perf_counter()
-            n0 = int(params[cm.P_NODES])
-            pn, dn = cm.dfpn_run(a, tt, work, 0)
-            dt = time.perf_counter() - t0
-            done = int(params[cm.P_NODES]) - n0
-            if dt > 0 and done > 0:  # aim at about 0.1 s per slice
-                slice_nodes = max(_SLICE_MIN, min(5_000_000, int(done / dt * 0.1)))
-            if pn == 0:
-                status = "mate"
-            elif dn == 0:
-                status = "nomate"
-            report()
-        self.nodes = int(params[cm.P_NODES])
+        status = self._prove(a, limits, report)
         if status != "mate":
             report(force=True)
             return status, []
@@ -181,14 +222,14 @@ class MateSolver:
         cap = proof_nodes + max(_EXACT_MIN_NODES, _EXACT_FACTOR * proof_nodes)
 
         def exact_budget_gone():
-            return out_of_budget() or params[cm.P_NODES] >= cap
+            return limits.out_of_budget() or params[cm.P_NODES] >= cap
 
         def exact_limit():
-            return min(next_limit(), cap)
+            return min(limits.next_limit(), cap)
 
-        line = self._exact_line(a, tt, work, exact_budget_gone, exact_limit, pv_allowance, report)
+        line = self._exact_line(a, tt, work, exact_budget_gone, exact_limit, limits.pv_allowance, report)
         if line is None:
-            line = self._proof_line(a, tt, work, out_of_budget, next_limit)
+            line = self._proof_line(a, tt, work, limits.out_of_budget, limits.next_limit)
         self.nodes = int(params[cm.P_NODES])
         report(force=True)
         if line is None:
