@@ -146,7 +146,9 @@ def test_settings_from_usi_options():
 
 
 def test_every_switch_has_its_slot_in_the_core():
-    assert list(Searcher._SWITCH_PARAM) == list(SWITCHES)
+    in_core = [name for name in SWITCHES if name not in Searcher.PYTHON_SWITCHES]
+    assert list(Searcher._SWITCH_PARAM) == in_core
+    assert set(Searcher.PYTHON_SWITCHES) <= set(SWITCHES)
     assert Searcher.SWITCHES is SWITCHES
     with pytest.raises(TypeError):
         SWITCHES["LMR"] = 0  # read-only: copy it to change it

@@ -745,6 +745,23 @@ def test_mate_probe_plays_out_a_long_mate_the_search_misjudges(engine):
     assert board.is_checkmate()
 
 
+def test_mate_guard_takes_back_a_move_that_walks_into_a_mate(engine):
+    # from a game lost to GPS Shogi at 1 s: the search scores 4e4d at about +600, and
+    # white then mates in 11 by checks (S*8i ...), which df-pn proves in about 3,000 nodes
+    sfen = "ln1g3nl/6k2/p1p1p2pp/5+bp2/2P2P2P/1P4P2/PS2P2P1/K2+s5/L5G1L b RBGS3Prgs2np 105"
+    engine.send("position sfen " + sfen)
+    engine.send("go mate 100")  # waits for the background compile of df-pn, if still running
+    engine.read_until("checkmate")
+    engine.send("setoption name MateGuard value true")
+    try:
+        _, best, _, lines = go_and_wait(engine, "go btime 0 wtime 0 byoyomi 1000")
+    finally:
+        engine.send("setoption name MateGuard value false")
+    assert "mate guard: 4e4d walks into a mate by checks" in info_strings(lines)
+    assert best != "4e4d"
+    assert_legal("sfen " + sfen, best)
+
+
 def test_go_right_after_every_bestmove_in_a_ponder_game(engine):
     """A GUI with ponder on sends the next `position` + `go` (ponder or not) the moment it
     reads a bestmove. The engine must be idle by then: no 'go received while thinking',

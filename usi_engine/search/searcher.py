@@ -23,6 +23,7 @@ from ..core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_
 from ..core.params import defaults
 from ..core.types import MAX_PLY
 from ..position import Position, move_to_usi
+from .mate_guard import MateGuard
 from .switches import SWITCHES
 
 DEFAULT_TT_ENTRIES = 1 << 20
@@ -53,6 +54,15 @@ def restrict_root(ctx, searchmoves: list[str]) -> int:
         ctx.root_scores[: len(kept)] = ctx.root_scores[kept]
         ctx.params[cs.P_ROOT_N] = len(kept)
     return int(ctx.params[cs.P_ROOT_N])
+
+
+def exclude_first_root_move(ctx) -> None:
+    """Take the first root move out of the search: the others move up one place, and it
+    stays just past the root's end."""
+    n = int(ctx.params[cs.P_ROOT_N])
+    ctx.root_moves[:n] = np.roll(ctx.root_moves[:n], -1)
+    ctx.root_scores[:n] = np.roll(ctx.root_scores[:n], -1)
+    ctx.params[cs.P_ROOT_N] = n - 1
 
 
 @dataclass
@@ -93,7 +103,9 @@ class Searcher:
     """Owns the TT, one search context per thread, and runs `think`."""
 
     SWITCHES = SWITCHES  # search/switches.py: names, defaults and why
-    # where each switch goes in the core's parameters (one entry per name of SWITCHES)
+    # switches that work here in Python, not in the core: MateGuard (`think`'s mate_guard)
+    PYTHON_SWITCHES = ("MateGuard",)
+    # where each of the other switches goes in the core's parameters
     _SWITCH_PARAM = {
         "NullMove": cs.P_NULL_MOVE,
         "LMR": cs.P_LMR,
@@ -228,12 +240,15 @@ class Searcher:
         on_iteration: Callable[[IterationInfo], None],
         searchmoves: list[str] | None = None,
         consideration: bool = False,
+        mate_guard: MateGuard | None = None,
     ) -> ThinkResult:
         """Iterative deepening until `depth`, `nodes`, or stop[0] is set.
 
         searchmoves: USI moves the root is restricted to (`go searchmoves`); ignored when
         none of them is a root move. consideration (ConsiderationMode): when the search
         stops inside an iteration, report that iteration's lines as they stand.
+        mate_guard (one line only): a best move that df-pn proves walks into a mate is
+        taken out of the root and the iteration searched again without it.
         """
         self.generation = (self.generation + 1) & 255
         self._best_changes = []
@@ -252,8 +267,12 @@ class Searcher:
         final: IterationInfo | None = None
         best_move = int(ctx.root_moves[0])
         best_pv = [best_move]
+        if multipv > 1:
+            mate_guard = None
         try:
-            for d in range(1, max_depth + 1):
+            d = 0
+            while d < max_depth:
+                d += 1
                 previous_best = best_move
                 for k in range(multipv):
                     ctx.params[cs.P_PV_INDEX] = k
@@ -277,6 +296,13 @@ class Searcher:
                     self._sort_lines(ctx, lines, last_scores, pvs)
                     best_move = int(ctx.root_moves[0])
                     best_pv = pvs[0]
+                if mate_guard is not None and self._guard_refutes(mate_guard, pos, ctx, d, last_scores[0]):
+                    best_move = int(ctx.root_moves[0])
+                    best_pv = [best_move]
+                    last_scores[0] = int(ctx.root_scores[0])
+                    final = None
+                    d -= 1  # the same depth again, without the move
+                    continue
                 self._best_changes.append(best_move != previous_best)
                 for k, line in enumerate(lines):
                     line.last_line = k == multipv - 1
@@ -302,6 +328,19 @@ class Searcher:
             final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
         ponder = final.pv[1] if len(final.pv) > 1 else None
         return ThinkResult(move_to_usi(best_move), ponder, final)
+
+    @staticmethod
+    def _guard_refutes(guard: MateGuard, pos: Position, ctx, depth: int, score: int) -> bool:
+        """Ask the mate guard about the iteration's best move; when it walks into a mate
+        (and another move is left), move it past the end of the root moves."""
+        n = int(ctx.params[cs.P_ROOT_N])
+        best = move_to_usi(int(ctx.root_moves[0]))
+        if n < 2 or abs(score) >= VALUE_MATE_IN_MAX or not guard.may_probe(depth, best):
+            return False
+        if not guard.walks_into_mate(pos, best):
+            return False
+        exclude_first_root_move(ctx)
+        return True
 
     @staticmethod
     def _sort_lines(ctx, lines, scores, pvs) -> None:

@@ -15,7 +15,8 @@ from typing import Mapping
 # beta, is on: +65.5 +- 27.7 Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
 # The classic techniques of the Japanese computer-shogi texts (multi-iterative deepening, YSS's half-ply
 # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
-# search) are off: measured in docs/EXPERIMENTS.md.
+# search) are off: measured in docs/EXPERIMENTS.md. MateGuard (df-pn asks whether the best
+# move walks into a mate by checks, search/mate_guard.py) is off until games measure it.
 SWITCHES: Mapping[str, int] = MappingProxyType(
     {
         "NullMove": 1,
@@ -32,5 +33,6 @@ SWITCHES: Mapping[str, int] = MappingProxyType(
         "ShallowSearchOrdering": 0,
         "CorrectionHistory": 1,
         "Mate1PlyQuiescence": 1,
+        "MateGuard": 0,
     }
 )

@@ -263,6 +263,7 @@ class UsiEngine:
     def _think(self, job: SearchJob, depth: int | None):
         """Run the searcher; None (after an info string) if it failed."""
         on_iteration = lambda info: job.on_iteration(info, self.out, self._stability, self.log)  # noqa: E731
+        guard = self._mate_guard(job)
         try:
             restricted = job.params.searchmoves is not None
             return self.backend.searcher.think(
@@ -274,11 +275,28 @@ class UsiEngine:
                 on_iteration=on_iteration,
                 searchmoves=job.root_moves if restricted else None,
                 consideration=bool(self.options["ConsiderationMode"]),
+                mate_guard=guard,
             )
         except Exception as exc:
             self.log(traceback.format_exc())
             self.out.info(f"search error: {ascii_clean(repr(exc), 160)}; playing a fallback move")
             return None
+
+    def _mate_guard(self, job: SearchJob):
+        """The mate guard for a timed search (switch MateGuard), or None: not when
+        analysing or pondering, nor before the background compile of df-pn is over."""
+        if not self.backend.searcher.switches.get("MateGuard") or job.budget is None:
+            return None
+        if job.params.infinite or job.pondering:
+            return None
+        from ..search.mate_guard import MateGuard, nodes_for
+        from ..search.tsume import default_solver, compiled
+
+        if not compiled():
+            return None
+        guard = MateGuard(default_solver(), nodes_for(job.budget.optimum), job.stop)
+        guard.on_refuted = lambda move: self.out.info(f"mate guard: {move} walks into a mate by checks")
+        return guard
 
     def _final_lines(self, job: SearchJob, legal: list[str], result) -> list[str]:
         """The final info line and the bestmove (or resign) for a finished search."""
