@@ -12,6 +12,16 @@ Reads the CSA records of a match folder (`games/*.csa`, with the `'** score ...`
   its next move, turned to the engine's side. An opponent that shows about 0 where the engine
   shows +1,500 judges the position very differently; the result says which one was right.
 
+* walked into a mate: games where the opponent announced a mate (a mate score, or
+  centipawns past a mate's) on the move right after one of the engine's that it scored
+  above `--behind`: the mates its search did not see coming, the ones the mate guard is
+  for (switch MateGuard, docs/mate.md).
+
+* `--prove NODES`: df-pn for the opponent after every move of the engine, at most NODES
+  nodes each (the mate guard's budget for a 1 s move is 27,000): how often a mate by
+  checks is proven, what a probe costs, and the games where a proven mate followed a move
+  the engine scored above `--behind`. Slow on long matches: about a second a game.
+
 A collapse within a move or two is a tactic the engine did not see coming; a large
 disagreement that ends in a loss is an evaluation that believes in the wrong thing.
 """
@@ -38,6 +48,8 @@ class GameScores:
     depths: list[int] = field(default_factory=list)
     # (our score, the opponent's score on its next move, turned to our side)
     pairs: list[tuple[int, Score]] = field(default_factory=list)
+    # one entry per move of ours, None where it printed no score (a book move)
+    per_move: list[int | None] = field(default_factory=list)
 
 
 def read_game(path: str, engine: str) -> GameScores | None:
@@ -58,6 +70,8 @@ def read_game(path: str, engine: str) -> GameScores | None:
     for line in lines:
         if len(line) > 1 and line[0] in "+-" and line[1].isdigit():
             mover = line[0]
+            if mover == side:
+                game.per_move.append(None)
             continue
         info = parse_info_line("info " + line[3:]) if line.startswith("'**") else None
         if info is None or mover is None:
@@ -65,6 +79,7 @@ def read_game(path: str, engine: str) -> GameScores | None:
         if mover == side:
             ours = info.score.to_cp()
             game.ours.append(ours)
+            game.per_move[-1] = ours
             game.depths.append(info.depth)
         elif ours is not None:
             game.pairs.append((ours, -info.score))
@@ -114,7 +129,68 @@ def report(folder: str, engine: str, ahead: int, behind: int, high: int) -> str:
         )
     else:
         out.append(f"disagreement: no move with our score >= {high:+d}")
+    out.append(_walked_into_mates(games, behind))
     return "\n".join(out)
+
+
+def _announces_our_mate(theirs: Score) -> bool:
+    """The opponent's score, from our side, says it mates us."""
+    return theirs.mate < 0 if theirs.is_mate else theirs.cp <= -MATE_CP
+
+
+def _walked_into_mates(games: list[GameScores], behind: int) -> str:
+    ours = []  # per game, our score at the first move the opponent answered with a mate
+    for game in games:
+        unseen = [o for o, t in game.pairs if o > behind and _announces_our_mate(t)]
+        if unseen:
+            ours.append(unseen[0])
+    line = f"walked into a mate: {len(ours)} games where the opponent announced a mate right after a move we scored > {behind:+d}"
+    if ours:
+        line += f" (ours: median {statistics.median(ours):+g})"
+    return line
+
+
+def prove_mates(folder: str, engine: str, nodes: int, behind: int) -> str:
+    """df-pn for the opponent after each move of `engine` in the match's CSA records."""
+    import cshogi
+    import cshogi.CSA
+
+    from usi_engine.position import Position
+    from usi_engine.search.tsume import MateSolver
+
+    solver = MateSolver(64)
+    outcomes = {"mate": 0, "nomate": 0, "timeout": 0}
+    spent: list[int] = []
+    unseen = 0
+    for path in sorted(glob.glob(os.path.join(folder, "games", "*.csa"))):
+        scores = read_game(path, engine)
+        if scores is None:
+            continue
+        record = cshogi.CSA.Parser.parse_file(path)[0]
+        pos = Position(record.sfen)
+        black_first = record.sfen.split()[1] == "b"
+        ours = 0 if (record.names[0] == engine) == black_first else 1  # the parity of our plies
+        solver.clear()
+        counted = False
+        for ply, move in enumerate(record.moves):
+            pos.push(cshogi.move_to_usi(move))
+            if ply % 2 != ours:
+                continue
+            status = solver.prove(pos, nodes=nodes)
+            outcomes[status] += 1
+            spent.append(solver.nodes)
+            own = scores.per_move[ply // 2] if ply // 2 < len(scores.per_move) else None
+            if status == "mate" and not counted and own is not None and own > behind:
+                unseen += 1
+                counted = True
+    if not spent:
+        return "prove: no move of the engine"
+    return (
+        f"prove: {len(spent)} moves, df-pn at most {nodes} nodes each: {outcomes['mate']} mates, "
+        f"{outcomes['nomate']} no mate, {outcomes['timeout']} undecided; nodes a probe: mean "
+        f"{statistics.mean(spent):.0f}, median {statistics.median(spent):g}; {unseen} games with a "
+        f"proven mate after a move we scored > {behind:+d}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,8 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--high", type=int, default=1000, help="the score above which to compare with the opponent"
     )
+    p.add_argument(
+        "--prove", type=int, metavar="NODES", help="df-pn for the opponent after every move, NODES each"
+    )
     a = p.parse_args(argv)
     print(report(a.folder, a.engine, a.ahead, a.behind, a.high))
+    if a.prove:
+        print(prove_mates(a.folder, a.engine, a.prove, a.behind))
     return 0
 
 
