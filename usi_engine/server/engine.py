@@ -283,11 +283,9 @@ class UsiEngine:
             return None
 
     def _mate_guard(self, job: SearchJob):
-        """The mate guard for a timed search (switch MateGuard), or None: not when
-        analysing or pondering, nor before the background compile of df-pn is over."""
-        if not self.backend.searcher.switches.get("MateGuard") or job.budget is None:
-            return None
-        if job.params.infinite or job.pondering:
+        """The mate guard for a timed search or a ponder search (switch MateGuard), or None:
+        not when analysing, nor before the background compile of df-pn is over."""
+        if not self.backend.searcher.switches.get("MateGuard") or job.budget is None or job.params.infinite:
             return None
         from ..search.mate_guard import MateGuard, nodes_for
         from ..search.tsume import default_solver, compiled
