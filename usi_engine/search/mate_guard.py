@@ -37,8 +37,8 @@ def nodes_for(optimum_ms: int) -> int:
 
 
 class MateGuard:
-    """Judges candidate moves of one search. `solver` is a tsume.MateSolver (its table is
-    kept between probes: what one proved, the next finds in it)."""
+    """Judges candidate moves of one search. `solver` is a tsume.MateSolver; each probe
+    starts on an empty table (a new generation), as every solve does."""
 
     def __init__(self, solver, nodes: int, stop: np.ndarray) -> None:
         self.solver = solver
