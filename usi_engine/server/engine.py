@@ -287,12 +287,16 @@ class UsiEngine:
         not when analysing, nor before the background compile of df-pn is over."""
         if not self.backend.searcher.switches.get("MateGuard") or job.budget is None or job.params.infinite:
             return None
-        from ..search.mate_guard import MateGuard, nodes_for
-        from ..search.tsume import default_solver, compiled
+        try:
+            from ..search.mate_guard import MateGuard, nodes_for
+            from ..search.tsume import default_solver, compiled
 
-        if not compiled():
+            if not compiled():
+                return None
+            guard = MateGuard(default_solver(), nodes_for(job.budget.optimum), job.stop)
+        except Exception as exc:  # the search goes on without it
+            self.log(f"mate guard: {exc!r}")
             return None
-        guard = MateGuard(default_solver(), nodes_for(job.budget.optimum), job.stop)
         guard.on_refuted = lambda move: self.out.info(f"mate guard: {move} walks into a mate by checks")
         return guard
 
