@@ -285,9 +285,11 @@ class UsiEngine:
     def _mate_guard(self, job: SearchJob):
         """The mate guard for a timed search or a ponder search (switch MateGuard), or None:
         not when analysing, nor before the background compile of df-pn is over."""
-        if not self.backend.searcher.switches.get("MateGuard") or job.budget is None or job.params.infinite:
+        if job.budget is None or job.params.infinite:
             return None
         try:
+            if not self.backend.searcher.switches.get("MateGuard"):
+                return None
             from ..search.mate_guard import MateGuard, nodes_for
             from ..search.tsume import default_solver, compiled
 
