@@ -418,6 +418,8 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         ("ProbCutDepth", 5),
         ("SingularNegative", 1),
         ("LmrTtCapture", 1),
+        ("NullMoveCutOnly", 1),
+        ("QsMoveCount", 1),
     ],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value):

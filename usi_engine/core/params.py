@@ -30,7 +30,8 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveBase", 3, 1, 6, 1, "null-move reduction: base + depth/NullMoveDiv plies"),
     Param("NullMoveDiv", 4, 2, 8, 1, "null-move reduction: depth divisor"),
     Param("NullMoveEvalDiv", 200, 50, 600, 20, "null-move reduction: one ply more per this much of static above beta"),
-    Param("NullMoveEvalMax", 3, 0, 6, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
+    Param("NullMoveEvalMax", 3, 0, 7, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
+    Param("NullMoveCutOnly", 0, 0, 1, 1, "1: the null move only at expected cut nodes, as YaneuraOu and Stockfish do (0: at every non-PV node; not measured yet)"),
     Param("ProbCutDepth", 0, 0, 12, 1, "ProbCut from this depth (plies; 0: off; 5 measured +7.2 +- 13.0 Elo in 2,643 games, undecided, docs/bench.md)"),
     Param("ProbCutMargin", 200, 50, 500, 20, "ProbCut: a capture that beats beta + this in a search 4 plies shallower cuts off"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
@@ -63,6 +64,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off; 1 measured -7.7 +- 31.3 Elo in 454 games, undecided, docs/bench.md)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
+    Param("QsMoveCount", 0, 0, 16, 1, "qsearch, not in check: past this many captures only recaptures on the last move's square are searched, as YaneuraOu and Stockfish do with 2 (0: off; not measured yet)"),
     Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),
     Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),
     Param("HistoryBonusAdd", 64, 0, 400, 16, "history bonus: constant term"),

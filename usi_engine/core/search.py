@@ -20,14 +20,16 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
-plies (LmrHistoryDiv, measured level). Futility and SEE pruning of late quiet moves judge a
+plies (LmrHistoryDiv, measured level); not yet measured: the null move only at expected
+cut nodes (NullMoveCutOnly) and at most QsMoveCount captures a quiescence node besides
+recaptures. Futility and SEE pruning of late quiet moves judge a
 move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MOVE_NULL
+from .types import jit, MAX_PLY, MOVE_NULL, move_to
 from .board import (
     do_move,
     undo_move,
@@ -84,6 +86,7 @@ from .params import (
     SP_IIR_DEPTH,
     SP_NULL_MOVE_EVAL_DIV,
     SP_NULL_MOVE_EVAL_MAX,
+    SP_NULL_MOVE_CUT_ONLY,
     SP_PROB_CUT_DEPTH,
     SP_PROB_CUT_MARGIN,
     SP_MATE1_DEPTH,
@@ -107,6 +110,7 @@ from .params import (
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
+    SP_QS_MOVE_COUNT,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
     SP_SEE_DEPTH,
@@ -351,6 +355,10 @@ def qsearch(pos, ctx, alpha, beta, ply):
         return mated_in(ply)
     score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, -1, -1)
     best_move = 0
+    # QsMoveCount: past this many captures, only recaptures on the last move's square
+    move_cap = ctx.sp[SP_QS_MOVE_COUNT]
+    last_to = move_to(pos.moves[pos.st[ST_PLY] - 1]) if pos.st[ST_PLY] > 0 else -1
+    searched = 0
     for i in range(n):
         m = pick_next(moves, scores, i, n)
         if not in_check:
@@ -360,6 +368,9 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 continue
             if scores[i] < 0:
                 break  # losing captures are left alone
+            if move_cap > 0 and searched >= move_cap and move_to(m) != last_to:
+                continue
+        searched += 1
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
@@ -595,10 +606,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and static < VALUE_MATE_IN_MAX
         ):
             return static
-        # null move: never twice in a row (the previous move's continuation index is -1)
+        # null move: never twice in a row (the previous move's continuation index is -1);
+        # with NullMoveCutOnly only where a cutoff is expected
         if (
             params[P_NULL_MOVE]
             and d_plies >= sp[SP_NULL_MOVE_DEPTH]
+            and (cut_node or sp[SP_NULL_MOVE_CUT_ONLY] == 0)
             and static >= beta
             and ply > 0
             and ctx.stack_pt[ply - 1] >= 0
