@@ -407,26 +407,34 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
     assert v >= defaults()[INDEX["ProbCutMargin"]]
 
 
+OPENING = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+# pieces in both hands: checks at the horizon, and interpositions to answer them
+WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L b SLPb2p 61"
+
+
 @pytest.mark.parametrize(
-    "name, value",
+    "name, value, sfen",
     [
-        ("NullMoveEvalMax", 0),
-        ("LmrNotImproving", 1),
-        ("LmrBadCaptures", 1),
-        ("SingularDepth", 0),
-        ("CaptureHistory", 32),
-        ("ProbCutDepth", 5),
-        ("SingularNegative", 1),
-        ("LmrTtCapture", 1),
-        ("NullMoveCutOnly", 1),
-        ("QsMoveCount", 1),
-    ],
+        (name, value, OPENING)
+        for name, value in [
+            ("NullMoveEvalMax", 0),
+            ("LmrNotImproving", 1),
+            ("LmrBadCaptures", 1),
+            ("SingularDepth", 0),
+            ("CaptureHistory", 32),
+            ("ProbCutDepth", 5),
+            ("SingularNegative", 1),
+            ("LmrTtCapture", 1),
+            ("NullMoveCutOnly", 1),
+            ("QsMoveCount", 1),
+        ]
+    ]
+    + [("QsEvasionSee", 90, WITH_HANDS)],
 )
-def test_a_setting_under_test_changes_the_tree(searcher, name, value):
+def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax
     and SingularDepth set back to the search before their SPRTs) do reach the search, and
     the defaults give the default tree again."""
-    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()
     sp[INDEX[name]] = value

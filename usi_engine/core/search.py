@@ -21,8 +21,9 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
 plies (LmrHistoryDiv, measured level); not yet measured: the null move only at expected
-cut nodes (NullMoveCutOnly) and at most QsMoveCount captures a quiescence node besides
-recaptures. Futility and SEE pruning of late quiet moves judge a
+cut nodes (NullMoveCutOnly), at most QsMoveCount captures a quiescence node besides
+recaptures, and quiet evasions that lose material skipped once the king is safe
+(QsEvasionSee). Futility and SEE pruning of late quiet moves judge a
 move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
@@ -111,6 +112,7 @@ from .params import (
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
     SP_QS_MOVE_COUNT,
+    SP_QS_EVASION_SEE,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
     SP_SEE_DEPTH,
@@ -301,8 +303,9 @@ def _mate_in_1_found(ctx, key, m, ply, raw, depth):
 
 @jit(int64(POS_T, CTX_T, int64, int64, int64))
 def qsearch(pos, ctx, alpha, beta, ply):
-    """Captures and pawn promotions until the position is quiet; all evasions in check; and,
-    below beta, a mate in one (P_QS_MATE1), the king attack a stand pat would miss."""
+    """Captures and pawn promotions until the position is quiet; all evasions in check (with
+    QsEvasionSee, not the losing quiet ones once the king is safe); and, below beta, a mate
+    in one (P_QS_MATE1), the king attack a stand pat would miss."""
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
@@ -357,6 +360,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     best_move = 0
     # QsMoveCount: past this many captures, only recaptures on the last move's square
     move_cap = ctx.sp[SP_QS_MOVE_COUNT]
+    evasion_margin = ctx.sp[SP_QS_EVASION_SEE]
     last_to = move_to(pos.moves[pos.st[ST_PLY] - 1]) if pos.st[ST_PLY] > 0 else -1
     searched = 0
     for i in range(n):
@@ -370,6 +374,13 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 break  # losing captures are left alone
             if move_cap > 0 and searched >= move_cap and move_to(m) != last_to:
                 continue
+        elif (
+            evasion_margin > 0
+            and best > -VALUE_MATE_IN_MAX
+            and not is_tactical(pos.board, m)
+            and see(pos.board, m, ctx.see_buf) < -evasion_margin
+        ):
+            continue  # QsEvasionSee: the king is safe already; this interposition loses material
         searched += 1
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
