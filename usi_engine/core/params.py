@@ -61,6 +61,8 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrHistoryDiv", 0, 0, 20000, 500, "history in half plies of LMR: -2*history/this, from one ply less to two more, instead of LmrHistoryGood/Bad's one ply each way (0: those; 3591 measured -8.0 +- 24.0 Elo in 784 games, docs/bench.md)"),
     Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off; 1 measured +0.7 +- 13.3 Elo in 2,400 games, docs/bench.md)"),
+    Param("LmrCutNode", 1, 0, 3, 1, "plies more for late moves at an expected cut node (YaneuraOu adds about 2.5)"),
+    Param("LmrChecks", 0, 0, 1, 1, "1: quiet checks are reduced too, a ply less than other quiet moves, as YaneuraOu reduces every late move (0: checks are never reduced; not measured yet)"),
     Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off; 1 measured -7.7 +- 31.3 Elo in 454 games, undecided, docs/bench.md)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),

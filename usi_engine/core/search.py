@@ -22,8 +22,8 @@ of a TT move that is not singular where a cutoff is expected (SingularNegative, 
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
 plies (LmrHistoryDiv, measured level); not yet measured: the null move only at expected
 cut nodes (NullMoveCutOnly), at most QsMoveCount captures a quiescence node besides
-recaptures, and quiet evasions that lose material skipped once the king is safe
-(QsEvasionSee). Futility and SEE pruning of late quiet moves judge a
+recaptures, quiet evasions that lose material skipped once the king is safe
+(QsEvasionSee), and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a
 move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
 """
 
@@ -107,6 +107,8 @@ from .params import (
     SP_LMR_NOT_IMPROVING,
     SP_LMR_BAD_CAPTURES,
     SP_LMR_TT_CAPTURE,
+    SP_LMR_CUT_NODE,
+    SP_LMR_CHECKS,
     SP_SINGULAR_NEGATIVE,
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
@@ -430,7 +432,7 @@ def _table_reduction(ctx, d_plies, move_count):
 @jit()
 def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture):
     """Half plies a late move is searched shallower by: the table's, by depth and move
-    number; a ply less at PV nodes, a ply more at an expected cut node; by the move's history
+    number; a ply less at PV nodes, LmrCutNode plies more at an expected cut node; by the move's history
     (a ply less where it is good, a ply more where it is bad; with LmrHistoryDiv in half
     plies, in proportion); LmrNotImproving plies more where the static evaluation is no
     better than two plies before, since fewer moves there will fail high; LmrTtCapture more
@@ -440,7 +442,7 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
     if pv_node:
         r -= ONE_PLY
     if cut_node:
-        r += ONE_PLY
+        r += sp[SP_LMR_CUT_NODE] * ONE_PLY
     if sp[SP_LMR_HISTORY_DIV] > 0:
         by_history = abs(history) * ONE_PLY // sp[SP_LMR_HISTORY_DIV]  # rounded towards 0
         r -= min(by_history, ONE_PLY) if history > 0 else -min(by_history, 2 * ONE_PLY)
@@ -861,7 +863,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 params[P_LMR]
                 and d_plies >= sp[SP_LMR_MIN_DEPTH]
                 and not in_check
-                and not checks
+                and (not checks or (quiet and sp[SP_LMR_CHECKS] != 0))
                 and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0))
             ):
                 r = late_move_reduction(
@@ -874,6 +876,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     improving,
                     tt_capture,
                 )
+                if checks:  # LmrChecks: a check is likelier than a quiet move to matter
+                    r = max(r - ONE_PLY, 0)
                 if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
                     r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
