@@ -21,10 +21,11 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
 plies (LmrHistoryDiv, measured level); not yet measured: the null move only at expected
-cut nodes (NullMoveCutOnly), at most QsMoveCount captures a quiescence node besides
-recaptures, quiet evasions that lose material skipped once the king is safe
-(QsEvasionSee), and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a
-move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does.
+cut nodes (NullMoveCutOnly), quiet evasions that lose material skipped once the king is
+safe (QsEvasionSee), and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late
+quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
+does, and a quiescence node searches at most QsMoveCount (2) captures besides recaptures on
+the last move's square, as YaneuraOu and Stockfish do.
 """
 
 import numpy as np
