@@ -108,3 +108,43 @@ def test_importing_tunables_does_not_import_numba():
         env={**os.environ, "PYTHONPATH": REPO},
     )
     assert run.returncode == 0, run.stderr
+
+
+def _bench_total(capsys, tmp_path, *tune):
+    from usi_engine.commands import bench, data_file
+
+    middle = [
+        line for line in open(data_file("bench_positions.txt"), encoding="utf-8") if "# middle game" in line
+    ]
+    positions = tmp_path / "positions.txt"
+    positions.write_text(middle[0], encoding="utf-8")
+    argv = ["--depth", "8", "--positions", str(positions), *(a for t in tune for a in ("--tune", t))]
+    assert bench.main(argv) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("total nodes ")
+    return int(last.split()[2])
+
+
+def test_bench_tune_changes_the_tree_and_defaults_give_it_back(capsys, tmp_path):
+    default = _bench_total(capsys, tmp_path)
+    default_name = next(p for p in PARAMS if p.name == "QsMoveCount").default
+    assert _bench_total(capsys, tmp_path, f"QsMoveCount={default_name}") == default
+    assert _bench_total(capsys, tmp_path, "QsMoveCount=0", "LmrCutNode=2") != default
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("QsMoveCount", "--tune 'QsMoveCount': expected NAME=INTEGER, e.g. QsMoveCount=2"),
+        ("QsMoveCount=two", "--tune 'QsMoveCount=two': expected NAME=INTEGER"),
+        ("QsMoveCnt=2", "no tunable named 'QsMoveCnt' (did you mean QsMoveCount?)"),
+        ("QsMoveCount=99", "--tune 'QsMoveCount=99': QsMoveCount ranges over 0..16"),
+    ],
+)
+def test_bench_tune_refuses_bad_settings_by_name(capsys, setting, message):
+    from usi_engine.commands import bench
+
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--tune", setting])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

@@ -8,6 +8,7 @@
     usi-engine bench --time-to-depth 12     # time to depth 12 with 1 and 2 threads
     usi-engine bench --startpos-1s          # depth reached in 1 s from the start position
     usi-engine bench --depth-1s             # median depth reached in 1 s, middle games
+    usi-engine bench --tune QsEvasionSee=90 # a search constant changed (core/params.py)
     usi-engine bench --verify               # parse every position with Position,
                                             # python-shogi and cshogi, then exit
 
@@ -22,6 +23,7 @@ cache) happens in `Searcher.warmup()` before anything is timed; only `think` is 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 import threading
@@ -29,6 +31,7 @@ import time
 
 import numpy as np
 
+from usi_engine.core.params import INDEX, PARAMS, defaults
 from usi_engine.position import Position
 from usi_engine.search import factory
 from usi_engine.search.searcher import Searcher, IterationInfo
@@ -133,8 +136,30 @@ def timed_think(
     return result, time.perf_counter() - t0
 
 
-def make_searcher(hash_mb: int, threads: int) -> Searcher:
-    searcher = factory.make_searcher(factory.SearchSettings(hash_mb=hash_mb, threads=threads))
+def parse_tunes(pairs: list[str]) -> list[int] | None:
+    """core/params.py's table with `NAME=VALUE` settings applied (None: none given).
+    ValueError names what is wrong: the form, an unknown name, a value out of its range."""
+    if not pairs:
+        return None
+    values = defaults()
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not text.strip().lstrip("-").isdigit():
+            raise ValueError(f"--tune {pair!r}: expected NAME=INTEGER, e.g. QsMoveCount=2")
+        if name not in INDEX:
+            near = difflib.get_close_matches(name, INDEX, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ValueError(f"--tune {pair!r}: no tunable named {name!r}{hint}")
+        param, value = PARAMS[INDEX[name]], int(text)
+        if not param.lo <= value <= param.hi:
+            raise ValueError(f"--tune {pair!r}: {name} ranges over {param.lo}..{param.hi}")
+        values[INDEX[name]] = value
+    return values
+
+
+def make_searcher(hash_mb: int, threads: int, search_params: list[int] | None = None) -> Searcher:
+    settings = factory.SearchSettings(hash_mb=hash_mb, threads=threads, search_params=search_params)
+    searcher = factory.make_searcher(settings)
     t0 = time.perf_counter()
     searcher.warmup()
     print(f"# warm-up (compile / load numba cache) {time.perf_counter() - t0:.2f} s, not timed")
@@ -142,7 +167,7 @@ def make_searcher(hash_mb: int, threads: int) -> Searcher:
 
 
 def bench(args, positions) -> None:
-    searcher = make_searcher(args.hash, args.threads)
+    searcher = make_searcher(args.hash, args.threads, args.search_params)
     limit = f"movetime {args.movetime} ms" if args.movetime else f"depth {args.depth}"
     print(f"# {len(positions)} positions, {limit}, threads {args.threads}, hash {args.hash} MB")
     print(f"{'#':>3} {'nodes':>10} {'time s':>8} {'nodes/s':>9} {'depth':>5} {'best':>7}  score")
@@ -178,7 +203,7 @@ def bench(args, positions) -> None:
 def time_to_depth(args, positions) -> None:
     """Time to complete depth D with 1 and with 2 threads on a few positions."""
     chosen = [i for i in TIME_TO_DEPTH_INDICES if i < len(positions)] or [0]
-    searchers = {n: make_searcher(args.hash, n) for n in (1, 2)}
+    searchers = {n: make_searcher(args.hash, n, args.search_params) for n in (1, 2)}
     print(
         f"# time to depth {args.time_to_depth}, hash {args.hash} MB, "
         f"positions {', '.join(str(i + 1) for i in chosen)}"
@@ -213,7 +238,7 @@ def time_to_depth(args, positions) -> None:
 
 def startpos_1s(args) -> None:
     """Deepest iteration completed in one second from the start position."""
-    searcher = make_searcher(args.hash, args.threads)
+    searcher = make_searcher(args.hash, args.threads, args.search_params)
     fresh(searcher)
     done: list[IterationInfo] = []
 
@@ -238,7 +263,7 @@ def depth_1s(args, positions) -> None:
     middle-game positions (comment starting 'middle game'), and their node rate.  With
     --nodes N each search gets N nodes instead: the same figure without the machine's load
     (1 s is about 1.2 M nodes on an idle core)."""
-    searcher = make_searcher(args.hash, args.threads)
+    searcher = make_searcher(args.hash, args.threads, args.search_params)
     chosen = [
         (i, sfen) for i, (sfen, comment) in enumerate(positions, 1) if comment.startswith("middle game")
     ]
@@ -314,8 +339,20 @@ def main(argv: list[str] | None = None) -> int:
         help="median depth reached in 1 s (or --movetime) over the middle games",
     )
     ap.add_argument("--nodes", type=int, metavar="N", help="--depth-1s: N nodes a position instead of 1 s")
+    ap.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a search constant of core/params.py set for this run (repeatable): the tree "
+        "of a setting before its games",
+    )
     ap.add_argument("--verify", action="store_true", help="check every position parses, then exit")
     args = ap.parse_args(argv)
+    try:
+        args.search_params = parse_tunes(args.tune)
+    except ValueError as exc:
+        ap.error(str(exc))
     positions = load_positions(args.positions)
     if args.verify:
         return verify(positions)
