@@ -19,10 +19,11 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
-more LMR after a capturing TT move (LmrTtCapture, undecided) and LMR by history in half
-plies (LmrHistoryDiv, measured level); not yet measured: the null move only at expected
-cut nodes (NullMoveCutOnly), quiet evasions that lose material skipped once the king is
-safe (QsEvasionSee), and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late
+more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in half
+plies (LmrHistoryDiv, measured level) and quiet evasions that lose material skipped once
+the king is safe (QsEvasionSee, undecided); not yet measured: the null move only at
+expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks) and more of it at
+cut nodes (LmrCutNode). Futility and SEE pruning of late
 quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
 does, and a quiescence node searches at most QsMoveCount (2) captures besides recaptures on
 the last move's square, as YaneuraOu and Stockfish do.
