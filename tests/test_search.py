@@ -311,7 +311,7 @@ def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_captu
     good, bad = sp[INDEX["LmrHistoryGood"]] + 1, -sp[INDEX["LmrHistoryBad"]] - 1
 
     def lmr(history=0, pv=False, cut=0, improving=True, tt_capture=False):
-        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture)
+        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture, False)
 
     ply = cs.ONE_PLY  # the reduction is in half plies
     base = lmr()
@@ -323,7 +323,7 @@ def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_captu
     cs.set_search_params(ctx, sp)
     assert (lmr(improving=False), lmr(improving=True)) == (base + ply, base)
     assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - ply == base + ply
-    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False) == 0  # never below zero
+    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False, False) == 0  # never below zero
 
 
 def test_late_quiet_moves_are_pruned_by_the_depth_lmr_would_leave_them():
@@ -351,7 +351,7 @@ def test_late_move_reduction_by_history_in_half_plies():
     cs.set_search_params(ctx, sp)
 
     def lmr(history):
-        return cs.late_move_reduction(ctx, 10, 20, history, False, 0, True, False)
+        return cs.late_move_reduction(ctx, 10, 20, history, False, 0, True, False, False)
 
     base = lmr(0)
     assert base == ctx.reductions[10, 20] * cs.ONE_PLY

@@ -23,10 +23,10 @@ more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in 
 plies (LmrHistoryDiv, measured level) and quiet evasions that lose material skipped once
 the king is safe (QsEvasionSee, undecided); not yet measured: the null move only at
 expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks) and more of it at
-cut nodes (LmrCutNode). Futility and SEE pruning of late
-quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
-does, and a quiescence node searches at most QsMoveCount (2) captures besides recaptures on
-the last move's square, as YaneuraOu and Stockfish do.
+cut nodes (LmrCutNode). Futility and SEE pruning of late quiet moves judge a move by the
+depth LMR would leave it (PruneLmrDepth, on), as Stockfish does, and a quiescence node
+searches at most QsMoveCount (2) captures besides recaptures on the last move's square, as
+YaneuraOu and Stockfish do.
 """
 
 import numpy as np
@@ -432,13 +432,15 @@ def _table_reduction(ctx, d_plies, move_count):
 
 
 @jit()
-def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture):
+def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture, checks):
     """Half plies a late move is searched shallower by: the table's, by depth and move
-    number; a ply less at PV nodes, LmrCutNode plies more at an expected cut node; by the move's history
-    (a ply less where it is good, a ply more where it is bad; with LmrHistoryDiv in half
-    plies, in proportion); LmrNotImproving plies more where the static evaluation is no
-    better than two plies before, since fewer moves there will fail high; LmrTtCapture more
-    where the TT move is a capture, which the later moves rarely beat."""
+    number; a ply less at PV nodes, LmrCutNode plies more at an expected cut node; by the
+    move's history (a ply less where it is good, a ply more where it is bad; with
+    LmrHistoryDiv in half plies, in proportion); LmrNotImproving plies more where the static
+    evaluation is no better than two plies before, since fewer moves there will fail high;
+    LmrTtCapture more where the TT move is a capture, which the later moves rarely beat; a
+    ply less for a check (reduced only with LmrChecks), likelier than a quiet move to
+    matter."""
     sp = ctx.sp
     r = _table_reduction(ctx, d_plies, move_count) * ONE_PLY
     if pv_node:
@@ -456,6 +458,8 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
         r += sp[SP_LMR_NOT_IMPROVING] * ONE_PLY
     if tt_capture:
         r += sp[SP_LMR_TT_CAPTURE] * ONE_PLY
+    if checks:
+        r -= ONE_PLY
     return max(r, 0)
 
 
@@ -877,9 +881,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     cut_node,
                     improving,
                     tt_capture,
+                    checks,
                 )
-                if checks:  # LmrChecks: a check is likelier than a quiet move to matter
-                    r = max(r - ONE_PLY, 0)
                 if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
                     r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
