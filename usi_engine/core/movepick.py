@@ -95,8 +95,11 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, p
 def pick_next(moves, scores, start, n):
     """Swap the best-scored move of [start, n) to `start` and return it."""
     best = start
+    best_score = scores[start]  # kept in a register: the loop reads each score once
     for i in range(start + 1, n):
-        if scores[i] > scores[best]:
+        s = scores[i]
+        if s > best_score:
+            best_score = s
             best = i
     if best != start:
         m = moves[best]
