@@ -11,6 +11,9 @@
     usi-engine gensfen --out data/gen1 --positions 1000000 --minutes 8   # stop starting
                                                                          # shards after 8 min
 
+Ctrl-C or SIGTERM stops a run at once: the workers and their teachers end with it, every
+finished shard is kept, and the same command goes on from them.
+
 Every option and the file layout: docs/training.md.
 """
 
@@ -23,6 +26,7 @@ import sys
 import time
 
 from usi_engine.cluster import ClusterError
+from usi_engine.interrupt import Stopped, stop_on_signals
 from usi_engine.training.data.gensfen import GenConfig, run, format_summary
 from usi_engine.training.data.selfplay import PlayConfig
 from usi_engine.training.data.labeler import absolute_command, parse_teacher_options
@@ -74,7 +78,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--minutes",
         type=float,
         default=None,
-        help="start no new shard after this many minutes (a later run resumes)",
+        help="start no new shard after this many minutes; the shards in progress are "
+        "finished first (a later run resumes)",
     )
     p.add_argument("--depth", type=int, default=6, help="search depth per position (default 6)")
     p.add_argument(
@@ -177,10 +182,18 @@ def main(argv=None) -> int:
             raise SystemExit(f"gensfen: --teacher: {problem}")
     t0 = time.monotonic()
     try:
-        summary = run(cfg, show_progress=not args.no_progress)
+        with stop_on_signals():
+            summary = run(cfg, show_progress=not args.no_progress)
     except (ValueError, ClusterError) as exc:
         print(f"gensfen: {exc}", file=sys.stderr)
         return 2
+    except Stopped as stop:
+        print(
+            f"gensfen: stopped by {stop.signame}; the finished shards in {cfg.out} are kept "
+            "and the same command goes on from them",
+            file=sys.stderr,
+        )
+        return stop.exit_code
     print(format_summary(summary))
     print(f"total {time.monotonic() - t0:.1f} s")
     return 0

@@ -9,11 +9,11 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
 from ..cluster import ClusterError
+from ..interrupt import stop_on_signals
 from ..progress import StatusLine
 from .play import run_match
 from .config import (
@@ -436,10 +436,6 @@ def describe(config: MatchConfig) -> str:
     return "\n".join(lines)
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -453,23 +449,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if problem is not None:
                 parser.exit(2, f"match.py: error: engine {spec.name}: {problem}\n")
     print(describe(config), flush=True)
-    # Ctrl-C (and SIGTERM) stop the match but keep the finished games; install the
-    # handler explicitly, a shell may have started us with SIGINT ignored.
-    previous = (
-        signal.signal(signal.SIGINT, signal.default_int_handler),
-        signal.signal(signal.SIGTERM, _terminate),
-    )
+    # Ctrl-C (and SIGTERM) stop the match but keep the finished games.
     progress = Progress(quiet)
     try:
-        result = run_match(config, progress)
+        with stop_on_signals():
+            result = run_match(config, progress)
     except ClusterError as exc:
         progress.done()
         print(f"match: {exc}", file=sys.stderr)
         return 2
-    finally:
-        # An in-process caller (a test, a notebook) gets its own handlers back.
-        signal.signal(signal.SIGINT, previous[0])
-        signal.signal(signal.SIGTERM, previous[1])
     progress.done()
     print(result.report())
     print(f"Records, logs and summary.json in {config.out_dir}")

@@ -6,11 +6,11 @@ import argparse
 import datetime as dt
 import os
 import shlex
-import signal
 import sys
 from typing import Optional, Sequence
 
 from ..cluster import ClusterError
+from ..interrupt import stop_on_signals
 from ..progress import StatusLine
 from . import tune
 from .cli import engine_from_fields, make_openings, parse_engine_tokens
@@ -178,10 +178,6 @@ def verify_command(config: tune.TuneConfig, values: dict[str, int]) -> str:
     )
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -199,11 +195,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     for p, t in zip(spsa.params, spsa.theta):
         print(f"  {p.name}: {t:g} in [{p.lo:g}, {p.hi:g}], c_end {p.c_end:g}, r_end {p.r_end:g}")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
     progress = Progress(args.quiet, spsa.iterations)
     try:
-        result = tuner.run(progress)
+        with stop_on_signals():  # Ctrl-C and SIGTERM stop the run, keeping the pairs played
+            result = tuner.run(progress)
     except ClusterError as exc:
         progress.done()
         print(f"tune: {exc}", file=sys.stderr)

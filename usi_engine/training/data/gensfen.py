@@ -19,7 +19,9 @@ import os
 import queue as queue_mod
 import random
 import re
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
+PARENT_CHECK_SECONDS = 1.0  # how often a worker checks that its run is still there
 TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
 TEACHER_FAILED_GAMES = 3  # games left out in a row: the teacher is broken and the run stops
 GIVE_UP_GAMES = 1000  # games in a row without a kept position: the settings are wrong
@@ -190,11 +193,29 @@ _worker: dict = {}
 
 
 def _worker_init(cfg: GenConfig, progress) -> None:
+    # The run decides when to stop: Ctrl-C reaches the whole process group, and a worker
+    # that died of it would only be replaced.  The run's pool.terminate() sends SIGTERM,
+    # which exits through the finalizer below, so the teacher quits with its worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_worker)
     _worker["cfg"] = cfg
     _worker["progress"] = progress
     labeler = _worker["labeler"] = make_labeler(cfg)
     # a teacher engine is told to quit when the worker ends (after pool.close and join)
     multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_worker(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker (and so its teacher) when the run that started it is gone: a run
+    killed with SIGKILL cannot stop its workers, and each would finish its shard alone."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _worker_shard(index: int, deadline: float | None) -> dict | None:
@@ -238,6 +259,30 @@ def remove_temporaries(folder: str, prefix: str) -> list[str]:
     return stale
 
 
+class DeadlineNotice:
+    """Says once, on stderr, that `--minutes` has run out: no shard starts after it, and the
+    shards in progress are finished (a cut shard would be lost), so a run ends up to one
+    shard's time after its deadline."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self.said = False
+
+    def check(self) -> bool:
+        """True once the deadline has passed."""
+        if self.deadline is None or time.time() < self.deadline:
+            return False
+        if not self.said:
+            self.said = True
+            print(
+                f"gensfen: --minutes ran out at {time.strftime('%H:%M:%S')}: no new shard "
+                "starts; the shards in progress are finished first",
+                file=sys.stderr,
+                flush=True,
+            )
+        return True
+
+
 def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     """Make every missing shard; returns the summary of the whole folder."""
     prepare_folder(cfg)
@@ -255,7 +300,7 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
         labeler = make_labeler(cfg)
         try:
             for i in todo:
-                if deadline is not None and time.time() >= deadline:
+                if DeadlineNotice(deadline).check():
                     break
                 data, stats = generate_shard(cfg, i, labeler, report=bar.update)
                 save_shard(cfg, i, data, stats)
@@ -286,11 +331,13 @@ def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> i
     pool = ctx.Pool(min(cfg.workers, len(todo)), initializer=_worker_init, initargs=(cfg, progress))
     try:
         pending = [pool.apply_async(_worker_shard, (i, deadline)) for i in todo]
+        announce = DeadlineNotice(deadline)
         while pending:
             try:
                 bar.update(progress.get(timeout=0.2))
             except queue_mod.Empty:
                 pass
+            announce.check()
             for job in [j for j in pending if j.ready()]:
                 pending.remove(job)
                 if job.get() is not None:  # re-raises a worker's exception

@@ -1,0 +1,130 @@
+"""Stopping a gensfen run: a signal to the run, whether sent by Ctrl-C to the terminal's
+process group or by `kill` to the parent alone (a background job, which starts with SIGINT
+ignored), ends the parent, its worker processes and their teacher engines, and keeps every
+finished shard; a run killed outright (SIGKILL, the out-of-memory killer) takes its workers
+and teachers with it within seconds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from usi_engine.training.data import psv
+
+REPO = Path(__file__).resolve().parent.parent
+RANDOM_ENGINE = REPO / "tests" / "fixtures" / "random_engine.py"
+
+
+def live_processes() -> list[tuple[int, int, list[bytes]]]:
+    """(pid, parent pid, command line words) of every process that is not a zombie."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[0] != "Z":
+            found.append((int(entry), int(stat[1]), cmdline))
+    return found
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids of live processes whose command line holds the word `token`."""
+    return [pid for pid, _, cmdline in live_processes() if token.encode() in cmdline]
+
+
+def children_of(parent: int) -> list[int]:
+    return [pid for pid, ppid, _ in live_processes() if ppid == parent]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def start_run(out: Path, name: str, *, ignore_sigint: bool, new_session: bool) -> subprocess.Popen:
+    """A two-worker gensfen run whose teachers are slow random movers named `name`."""
+    teacher = f"{sys.executable} {RANDOM_ENGINE} --sleep-ms 20 --name {name}"
+    cmd = [
+        sys.executable, "-m", "usi_engine", "gensfen", "--out", str(out), "--positions", "100000",
+        "--shard-size", "20", "--seed", "3", "--workers", "2", "--teacher", teacher,
+        "--teacher-go", "depth 1", "--no-progress",
+    ]  # fmt: skip
+
+    def background_job():  # what `cmd &` in a script gives: SIGINT ignored from the start
+        if ignore_sigint:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=background_job,
+        start_new_session=new_session,
+    )
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "SIGINT to the parent of a background job",
+        "SIGTERM to the parent",
+        "Ctrl-C to the process group",
+        "SIGKILL to the parent",
+    ],
+)
+def test_a_signal_ends_the_run_its_workers_and_their_teachers(tmp_path, how):
+    name = f"teacher-{uuid.uuid4().hex}"
+    out = tmp_path / "run"
+    proc = start_run(out, name, ignore_sigint=how.startswith("SIGINT"), new_session=how.startswith("Ctrl-C"))
+    try:
+        # both teachers answer and at least one shard is saved before the signal
+        assert wait_for(lambda: len(processes_with(name)) == 2 and any(out.glob("shard_*.json")), 120)
+        workers = children_of(proc.pid)
+        assert len(workers) >= 2
+        if how.startswith("Ctrl-C"):
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(getattr(signal, how.split()[0]))
+        _, stderr = proc.communicate(timeout=30)
+        if how.startswith("SIGKILL"):  # nothing can be said; the workers see their run gone
+            assert proc.returncode == -signal.SIGKILL
+        else:
+            assert proc.returncode == 128 + getattr(signal, how.split()[0].replace("Ctrl-C", "SIGINT"))
+            assert "gensfen: stopped by SIG" in stderr and "the same command goes on" in stderr, stderr
+        assert wait_for(lambda: not processes_with(name), 10), "a teacher outlived its run"
+        assert wait_for(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its run"
+        # every shard on disk is whole, and a rerun would go on from it
+        shards = sorted(out.glob("shard_*.bin"))
+        assert shards
+        for shard in shards:
+            assert len(psv.read_records(str(shard))) == 20
+        assert not list(out.glob("*.tmp*"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in processes_with(name):
+            os.kill(pid, signal.SIGKILL)
