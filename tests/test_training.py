@@ -264,6 +264,70 @@ def assert_engine_agrees_with_halfkp_model(model, net, val_file, count=60):
     assert np.abs(floats - engine).max() <= 12
 
 
+def test_a_widened_network_evaluates_exactly_as_the_narrow_one_and_trains_on(tmp_path):
+    """widen(): halfkp_16x2 into 32x2 with the new columns read by zero weights: the exported
+    wider file evaluates every position exactly as the narrow one, training from it starts
+    at the narrow network's loss, and the new columns learn."""
+    from usi_engine.nnue import write_network
+    from usi_engine.training.learn.export import widen
+
+    narrow = random_network("HalfKP(Friend)", seed=7, half=16)
+    wide_net = to_network(widen(from_network(narrow), 32))
+    assert wide_net.name == "halfkp_32x2-32-32"
+    records = psv.read_records(DATA / "shard_00002.bin")[:60]
+    sfens = [psv.record_sfen(r) for r in records]
+    narrow_evals = [Position(s).evaluate(narrow) for s in sfens]
+    assert [Position(s).evaluate(wide_net) for s in sfens] == narrow_evals
+    assert len(set(narrow_evals)) > 10
+    assert np.count_nonzero(wide_net.ft_weight[:, 16:]) > 0  # the new columns are not dead
+
+    write_network(narrow, tmp_path / "narrow.bin")
+    runs = {}
+    for half in (16, 32):
+        cfg = small_config(
+            tmp_path / f"h{half}",
+            feature_set="HalfKP(Friend)",
+            half=half,
+            batch_size=128,
+            init=str(tmp_path / "narrow.bin"),
+        )
+        runs[half] = train(cfg, show_progress=False, log=lambda s: None)
+    start = [runs[h]["history"][0] for h in (16, 32)]
+    assert start[0]["val_loss"] == pytest.approx(start[1]["val_loss"], abs=1e-6)
+    trained = torch.load(tmp_path / "h32" / "checkpoint.pt", weights_only=False)["model"]
+    assert float(trained["l1.weight"][:, 16:32].abs().sum()) > 0  # read by the first layer now
+    assert read_network(tmp_path / "h32" / "nn.bin").name == "halfkp_32x2-32-32"
+    with pytest.raises(ValueError, match="cannot narrow a 16x2 network to 8x2"):
+        train(
+            small_config(
+                tmp_path / "h8", feature_set="HalfKP(Friend)", half=8, init=str(tmp_path / "narrow.bin")
+            )
+        )
+    with pytest.raises(ValueError, match="hidden layers are not 16-32"):
+        train(
+            small_config(
+                tmp_path / "l16",
+                feature_set="HalfKP(Friend)",
+                half=32,
+                l1=16,
+                init=str(tmp_path / "narrow.bin"),
+            )
+        )
+    assert not (tmp_path / "h8" / "nn.bin").exists()
+
+
+def test_the_default_architecture_is_the_init_networks(tmp_path):
+    from usi_engine.commands.train import default_arch
+    from usi_engine.nnue import write_network
+
+    assert default_arch(None) == "kp_256x2-32-32"
+    write_network(random_network("HalfKP(Friend)", seed=1, half=16), tmp_path / "nn.bin")
+    assert default_arch(str(tmp_path / "nn.bin")) == "halfkp_16x2-32-32"
+    (tmp_path / "bad.bin").write_bytes(b"not a network")
+    with pytest.raises(SystemExit, match=r"--init .*bad\.bin: "):
+        default_arch(str(tmp_path / "bad.bin"))
+
+
 def test_halfkp_one_epoch_end_to_end(tmp_path):
     # a narrow transformer keeps the test quick; the feature path is the full HalfKP one
     summary = train(

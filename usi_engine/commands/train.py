@@ -5,6 +5,8 @@
     usi-engine train data/gen1 --out nets/kp1 --epochs 20   # again: goes on from
                                                             # nets/kp1/checkpoint.pt (epochs 11-20)
     usi-engine train data/gen2 --out nets/kp2 --init nets/kp1/nn.bin   # next round
+    usi-engine train data/gen2 --out nets/h128 --init nets/h64/nn.bin \
+        --arch halfkp_128x2-32-32                   # wider, starting from h64's evaluation
 
 The last shard is held out for validation unless --val names files or folders.  Outputs:
 nn.bin (use the folder as EvalDir), checkpoint.pt, history.json, loss.png.  See docs/training.md.
@@ -36,7 +38,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("data", nargs="+", help="shard files or folders of shards")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--val", nargs="+", default=[], help="validation shards (default: the last data shard)")
-    p.add_argument("--arch", default="kp_256x2-32-32", help="kp_256x2-32-32 (default) or halfkp_256x2-32-32")
+    p.add_argument(
+        "--arch",
+        default=None,
+        help="kp_256x2-32-32 (default; with --init, the init network's) or halfkp_256x2-32-32; "
+        "wider than --init's network: it is widened, evaluating the same to start from",
+    )
     p.add_argument(
         "--factorize",
         action="store_true",
@@ -86,9 +93,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def default_arch(init: str | None) -> str:
+    """The architecture of the --init network (the next round of the same shape), else
+    K+P 256x2-32-32."""
+    if init is None:
+        return "kp_256x2-32-32"
+    from usi_engine.nnue.format import read_network
+
+    try:
+        return read_network(init).name
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"train_nnue: --init {init}: {exc}") from None
+
+
 def main(argv=None) -> int:
     a = parse_args(argv)
-    fs, half, l1, l2 = parse_arch(a.arch)
+    fs, half, l1, l2 = parse_arch(a.arch or default_arch(a.init))
     import torch
     from usi_engine.training.learn.trainer import TrainConfig, train
 

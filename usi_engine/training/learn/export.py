@@ -69,3 +69,30 @@ def from_network(net: Network, fv_scale: int = 16, factorized: bool = False) -> 
             layer.weight[:] = torch.from_numpy(net.weights[k][:, : ins[k]].astype(np.float32) / scales[k])
             layer.bias[:] = torch.from_numpy(net.biases[k].astype(np.float32) / bias_scales[k])
     return model
+
+
+def widen(model: NNUE, half: int, seed: int = 1) -> NNUE:
+    """The same evaluation in a network with `half` feature-transformer columns a side.
+
+    The model's columns are copied into the first ones of each half; the new columns start
+    as a fresh network's do (small random rows, so their activations differ and can learn),
+    and the first hidden layer reads them with zero weights, so the wider network evaluates
+    exactly as the narrower one until training moves it.  A wider network is thus trained
+    onward from a shipped one (--init) instead of from nothing."""
+    h = model.half
+    if half < h:
+        raise ValueError(f"cannot narrow a {h}x2 network to {half}x2")
+    torch.manual_seed(seed)
+    wide = NNUE(model.feature_set, half, model.l1_size, model.l2_size, model.fv_scale, model.factorized)
+    with torch.no_grad():
+        wide.ft.weight[:, :h] = model.ft.weight
+        wide.ft_bias[:h] = model.ft_bias
+        if model.factorized:
+            wide.ft_p.weight[:, :h] = model.ft_p.weight
+        wide.l1.weight.zero_()
+        wide.l1.weight[:, :h] = model.l1.weight[:, :h]  # the side to move's half
+        wide.l1.weight[:, half : half + h] = model.l1.weight[:, h:]  # the other side's
+        wide.l1.bias[:] = model.l1.bias
+        for name in ("l2", "out"):
+            getattr(wide, name).load_state_dict(getattr(model, name).state_dict())
+    return wide

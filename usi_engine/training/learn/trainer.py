@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from . import dataset as ds
 from ..data import psv
 from ...nnue.format import read_network
-from .export import export, from_network
+from .export import export, from_network, widen
 from .model import NNUE
 from ...progress import progress_bar
 
@@ -155,6 +155,14 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
         if net.feature_set != cfg.feature_set:
             raise ValueError(f"{cfg.init} is a {net.feature_set} network, not {cfg.feature_set}")
         model = from_network(net, factorized=cfg.factorized)
+        if (model.l1_size, model.l2_size) != (cfg.l1, cfg.l2):
+            raise ValueError(
+                f"{cfg.init} is {net.name}, whose hidden layers are not {cfg.l1}-{cfg.l2}: only "
+                f"the feature transformer can be widened"
+            )
+        if model.half != cfg.half:
+            model = widen(model, cfg.half, cfg.seed)  # ValueError for a narrower one
+            log(f"init: {net.name} widened to {cfg.half}x2, the same evaluation to start from")
     else:
         model = NNUE(cfg.feature_set, cfg.half, cfg.l1, cfg.l2, factorized=cfg.factorized)
     model.to(device)
