@@ -1,4 +1,4 @@
-"""Stopping a gensfen run: a signal to the run, whether sent by Ctrl-C to the terminal's
+"""Stopping a gensfen (or rescore) run: a signal to the run, whether sent by Ctrl-C to the terminal's
 process group or by `kill` to the parent alone (a background job, which starts with SIGINT
 ignored), ends the parent, its worker processes and their teacher engines, and keeps every
 finished shard; a run killed outright (SIGKILL, the out-of-memory killer) takes its workers
@@ -123,6 +123,33 @@ def test_a_signal_ends_the_run_its_workers_and_their_teachers(tmp_path, how):
         for shard in shards:
             assert len(psv.read_records(str(shard))) == 20
         assert not list(out.glob("*.tmp*"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in processes_with(name):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_background_rescore_stopped_by_sigint_ends_its_workers_and_teachers(tmp_path):
+    """rescore's pool of teachers stops the same way (the same worker set-up)."""
+    name = f"teacher-{uuid.uuid4().hex}"
+    teacher = f"{sys.executable} {RANDOM_ENGINE} --sleep-ms 200 --name {name}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "usi_engine", "rescore", str(REPO / "tests" / "data" / "training"),
+         "--out", str(tmp_path / "rescored"), "--teacher", teacher, "--teacher-go", "depth 1",
+         "--workers", "2", "--no-progress"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        assert wait_for(lambda: len(processes_with(name)) == 2, 120)
+        workers = children_of(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130
+        assert "rescore: stopped by SIGINT" in stderr, stderr
+        assert wait_for(lambda: not processes_with(name), 10), "a teacher outlived its run"
+        assert wait_for(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its run"
     finally:
         if proc.poll() is None:
             proc.kill()

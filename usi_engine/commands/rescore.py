@@ -20,6 +20,8 @@ import shlex
 import sys
 import time
 
+from usi_engine.interrupt import Stopped, stop_on_signals
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
@@ -77,10 +79,18 @@ def main(argv=None) -> int:
             print(format_comparison(compare(cfg)))
             return 0
         t0 = time.monotonic()
-        run(cfg, show_progress=not a.no_progress)
+        with stop_on_signals():
+            run(cfg, show_progress=not a.no_progress)
     except ValueError as exc:
         print(f"rescore: {exc}", file=sys.stderr)
         return 2
+    except Stopped as stop:
+        print(
+            f"rescore: stopped by {stop.signame}; the finished files in {a.out} are kept "
+            "and the same command goes on from them",
+            file=sys.stderr,
+        )
+        return stop.exit_code
     print(f"{time.monotonic() - t0:.1f} s")
     return 0
 

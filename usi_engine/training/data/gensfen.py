@@ -19,9 +19,7 @@ import os
 import queue as queue_mod
 import random
 import re
-import signal
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,11 +29,11 @@ import numpy as np
 from ...position import START_SFEN
 from ...usiproc import EngineError
 from . import psv
+from ...interrupt import stop_with_the_run
 from ...progress import progress_bar
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
-PARENT_CHECK_SECONDS = 1.0  # how often a worker checks that its run is still there
 TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
 TEACHER_FAILED_GAMES = 3  # games left out in a row: the teacher is broken and the run stops
 GIVE_UP_GAMES = 1000  # games in a row without a kept position: the settings are wrong
@@ -193,29 +191,13 @@ _worker: dict = {}
 
 
 def _worker_init(cfg: GenConfig, progress) -> None:
-    # The run decides when to stop: Ctrl-C reaches the whole process group, and a worker
-    # that died of it would only be replaced.  The run's pool.terminate() sends SIGTERM,
-    # which exits through the finalizer below, so the teacher quits with its worker.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_worker)
+    stop_with_the_run()
     _worker["cfg"] = cfg
     _worker["progress"] = progress
     labeler = _worker["labeler"] = make_labeler(cfg)
-    # a teacher engine is told to quit when the worker ends (after pool.close and join)
+    # a teacher engine is told to quit when the worker ends (after pool.close and join, or
+    # on the SIGTERM of pool.terminate())
     multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-
-
-def _exit_worker(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
-def _watch_parent(parent: int) -> None:
-    """End this worker (and so its teacher) when the run that started it is gone: a run
-    killed with SIGKILL cannot stop its workers, and each would finish its shard alone."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_SECONDS)
-    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _worker_shard(index: int, deadline: float | None) -> dict | None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...interrupt import stop_with_the_run
 from . import psv
 from .gensfen import remove_temporaries
 
@@ -178,6 +179,7 @@ def _make_teacher(cfg: RescoreConfig):
 
 
 def _worker_init(cfg: RescoreConfig, deadline: float | None) -> None:
+    stop_with_the_run()  # the teacher quits with its worker, however the run is stopped
     _worker["cfg"], _worker["deadline"] = cfg, deadline
     teacher = _worker["teacher"] = _make_teacher(cfg)
     multiprocessing.util.Finalize(teacher, teacher.close, exitpriority=10)
