@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -213,21 +214,31 @@ def test_search_grows_the_book_and_resumes(tmp_path):
 
 # --------------------------------------------------------------------------------- workers
 # a frontier that follows the values (--expand-diff 30), so the order results are added in
-# and the rounds' propagation both shape the book
+# and the rounds' propagation both shape the book.  How many positions it reaches before
+# --positions 9 depends on the shipped network's values (a move within 30 cp of the best
+# joins the frontier), so the tests compare the runs with one another, not with a count.
 SEARCH = ("--depth", "2", "--multipv", "2", "--max-ply", "4", "--expand-diff", "30", "--positions", "9")
+
+
+def searched_count(stdout: str, path) -> int:
+    """N of makebook's `PATH: N positions, N searched in R rounds` (a book grown from none)."""
+    m = re.match(rf"{re.escape(str(path))}: (\d+) positions, (\d+) searched in ", stdout)
+    assert m and m[1] == m[2], stdout
+    return int(m[1])
 
 
 def test_two_workers_write_the_same_book_as_one(tmp_path):
     one, two, raised = tmp_path / "one.db", tmp_path / "two.db", tmp_path / "raised.db"
-    makebook("search", one, *SEARCH, "--batch", "2", "--quiet")
+    count = searched_count(makebook("search", one, *SEARCH, "--batch", "2").stdout, one)
+    assert 5 <= count <= 9  # a few rounds of values shaped it
     proc = makebook("search", two, *SEARCH, "--batch", "2", "--workers", "2")
-    assert proc.stdout.startswith(f"{two}: 9 positions, 9 searched in ")
+    assert searched_count(proc.stdout, two) == count
     assert two.read_bytes() == one.read_bytes()
     # two workers raise --batch 1 to two positions a round: the book of --batch 2
     makebook("search", raised, *SEARCH, "--batch", "1", "--workers", "2", "--quiet")
     assert raised.read_bytes() == one.read_bytes()
     book = Book.open(one, ignore_ply=True)
-    assert book.errors == [] and len(book) == 9
+    assert book.errors == [] and len(book) == count
     check_propagated(book)
 
 
@@ -361,7 +372,7 @@ def test_ray_local_cluster_writes_the_same_book(tmp_path):
         book, report = expand(
             Book(ignore_ply=True, flipped=False), [Position().sfen()], actors, settings, save_to(ray_book)
         )
-    assert (report.searched, report.failed) == (9, None)
+    assert (report.searched, report.failed) == (len(Book.open(one, ignore_ply=True)), None)
     assert ray_book.read_bytes() == one.read_bytes()
 
 
