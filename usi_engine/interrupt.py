@@ -7,8 +7,8 @@ installed explicitly because a shell starts a background job (``cmd &`` in a scr
 SIGINT ignored, and Python then never raises KeyboardInterrupt at all.
 
 A worker process of such a job (a multiprocessing pool's) calls :func:`stop_with_the_run`
-first: the job alone decides when to stop, and what the worker started (a teacher engine,
-closed by its ``multiprocessing.util.Finalize``) ends with it.
+first: the job alone decides when to stop, and what the worker started (a teacher engine)
+ends with it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -51,22 +51,29 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def stop_with_the_run() -> None:
+def stop_with_the_run(release: Callable[[], None]) -> None:
     """For a pool worker: ignore SIGINT (Ctrl-C reaches the whole process group; the run
-    decides, and a worker that died of it would only be replaced), leave through SystemExit
-    on SIGTERM (pool.terminate()), so that the worker's finalizers run, and send itself that
-    SIGTERM when the run that started it is gone (killed with SIGKILL, it could not stop its
-    workers, and each would go on alone)."""
+    decides, and a worker that died of it would only be replaced); on SIGTERM
+    (pool.terminate()), and when the run that started it is gone (killed with SIGKILL, it
+    could not stop its workers, and each would go on alone), call `release` (end what the
+    worker started: its teacher engine) and exit at once.
+
+    The exit is os._exit, not an exception: a signal can arrive while the worker is inside
+    a C callback (numba compiling), where an exception raised by the handler is printed and
+    dropped, and the worker would go on while pool.terminate() waits for it forever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_worker)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda signum, frame: _leave(release, 128 + signum))
+    threading.Thread(target=_watch_parent, args=(os.getppid(), release), daemon=True).start()
 
 
-def _exit_worker(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+def _leave(release: Callable[[], None], exit_code: int) -> None:
+    try:
+        release()
+    finally:
+        os._exit(exit_code)
 
 
-def _watch_parent(parent: int) -> None:
+def _watch_parent(parent: int, release: Callable[[], None]) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK_SECONDS)
-    os.kill(os.getpid(), signal.SIGTERM)
+    _leave(release, 128 + signal.SIGTERM)

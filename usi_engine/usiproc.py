@@ -219,15 +219,25 @@ class UsiProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def kill_at_once(self) -> None:
+        """SIGKILL to the engine and everything it started, and nothing else: no wait, no
+        log, no lock taken, so a signal handler may call it."""
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+
     def kill(self) -> None:
         """Kill the engine and everything it started."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                self.proc.kill()
+            self.kill_at_once()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -28,9 +28,9 @@ import numpy as np
 
 from ...position import START_SFEN
 from ...usiproc import EngineError
-from . import psv
 from ...interrupt import stop_with_the_run
 from ...progress import progress_bar
+from . import psv
 from .selfplay import PlayConfig, play_game
 
 MANIFEST = "gensfen.json"
@@ -191,12 +191,12 @@ _worker: dict = {}
 
 
 def _worker_init(cfg: GenConfig, progress) -> None:
-    stop_with_the_run()
+    # stopped (pool.terminate()) or orphaned, the worker kills its teacher and exits
+    stop_with_the_run(release=lambda: _worker["labeler"].kill() if "labeler" in _worker else None)
     _worker["cfg"] = cfg
     _worker["progress"] = progress
     labeler = _worker["labeler"] = make_labeler(cfg)
-    # a teacher engine is told to quit when the worker ends (after pool.close and join, or
-    # on the SIGTERM of pool.terminate())
+    # a teacher engine is told to quit when the worker ends (after pool.close and join)
     multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
 
 
@@ -280,9 +280,10 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
         made = run_ray(cfg, todo, deadline, bar, ShardFunctions(make_labeler, generate_shard, save_shard))
     elif todo and cfg.workers <= 1:
         labeler = make_labeler(cfg)
+        past_deadline = DeadlineNotice(deadline)
         try:
             for i in todo:
-                if DeadlineNotice(deadline).check():
+                if past_deadline.check():
                     break
                 data, stats = generate_shard(cfg, i, labeler, report=bar.update)
                 save_shard(cfg, i, data, stats)

@@ -89,6 +89,9 @@ class OwnSearch:
     def close(self) -> None:
         pass
 
+    def kill(self) -> None:
+        """Nothing of this labeler runs outside its process."""
+
 
 def absolute_command(command: str) -> str:
     """`command` with its program made absolute when it is given as a relative path to a file
@@ -170,6 +173,11 @@ class UsiTeacher:
 
     def close(self) -> None:
         self.proc.quit()
+
+    def kill(self) -> None:
+        """End the engine at once (its worker is about to exit; a signal handler may call
+        this): no `quit`, no wait."""
+        self.proc.kill_at_once()
 
 
 def parse_info_line(tokens: list[str]) -> tuple[int, Line] | None:

@@ -179,7 +179,8 @@ def _make_teacher(cfg: RescoreConfig):
 
 
 def _worker_init(cfg: RescoreConfig, deadline: float | None) -> None:
-    stop_with_the_run()  # the teacher quits with its worker, however the run is stopped
+    # stopped (pool.terminate()) or orphaned, the worker kills its teacher and exits
+    stop_with_the_run(release=lambda: _worker["teacher"].kill() if "teacher" in _worker else None)
     _worker["cfg"], _worker["deadline"] = cfg, deadline
     teacher = _worker["teacher"] = _make_teacher(cfg)
     multiprocessing.util.Finalize(teacher, teacher.close, exitpriority=10)

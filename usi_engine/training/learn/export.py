@@ -82,8 +82,9 @@ def widen(model: NNUE, half: int, seed: int = 1) -> NNUE:
     h = model.half
     if half < h:
         raise ValueError(f"cannot narrow a {h}x2 network to {half}x2")
-    torch.manual_seed(seed)
-    wide = NNUE(model.feature_set, half, model.l1_size, model.l2_size, model.fv_scale, model.factorized)
+    with torch.random.fork_rng(devices=[]):  # the caller's random state is left as it was
+        torch.manual_seed(seed)
+        wide = NNUE(model.feature_set, half, model.l1_size, model.l2_size, model.fv_scale, model.factorized)
     with torch.no_grad():
         wide.ft.weight[:, :h] = model.ft.weight
         wide.ft_bias[:h] = model.ft_bias
