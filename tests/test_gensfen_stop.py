@@ -87,6 +87,24 @@ def start_run(out: Path, name: str, *, ignore_sigint: bool, new_session: bool) -
     )
 
 
+def assert_nothing_outlived_the_run(name: str, workers: list[int], out: Path) -> None:
+    """No teacher and no worker is left, and every shard on disk is whole (a rerun goes on
+    from it)."""
+    assert wait_for(lambda: not processes_with(name), 10), "a teacher outlived its run"
+    assert wait_for(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its run"
+    for shard in out.glob("shard_*.bin"):
+        assert len(psv.read_records(str(shard))) == 20
+    assert not list(out.glob("*.tmp*"))
+
+
+def clean_up(proc: subprocess.Popen, name: str) -> None:
+    """Whatever a failed test left running."""
+    if proc.poll() is None:
+        proc.kill()
+    for pid in processes_with(name):
+        os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize(
     "how",
     [
@@ -115,19 +133,10 @@ def test_a_signal_ends_the_run_its_workers_and_their_teachers(tmp_path, how):
         else:
             assert proc.returncode == 128 + getattr(signal, how.split()[0].replace("Ctrl-C", "SIGINT"))
             assert "gensfen: stopped by SIG" in stderr and "the same command goes on" in stderr, stderr
-        assert wait_for(lambda: not processes_with(name), 10), "a teacher outlived its run"
-        assert wait_for(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its run"
-        # every shard on disk is whole, and a rerun would go on from it
-        shards = sorted(out.glob("shard_*.bin"))
-        assert shards
-        for shard in shards:
-            assert len(psv.read_records(str(shard))) == 20
-        assert not list(out.glob("*.tmp*"))
+        assert list(out.glob("shard_*.bin"))
+        assert_nothing_outlived_the_run(name, workers, out)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        for pid in processes_with(name):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(proc, name)
 
 
 def test_a_background_rescore_stopped_by_sigint_ends_its_workers_and_teachers(tmp_path):
@@ -148,10 +157,68 @@ def test_a_background_rescore_stopped_by_sigint_ends_its_workers_and_teachers(tm
         _, stderr = proc.communicate(timeout=30)
         assert proc.returncode == 130
         assert "rescore: stopped by SIGINT" in stderr, stderr
-        assert wait_for(lambda: not processes_with(name), 10), "a teacher outlived its run"
-        assert wait_for(lambda: not any(alive(pid) for pid in workers), 10), "a worker outlived its run"
+        assert_nothing_outlived_the_run(name, workers, tmp_path / "rescored")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        for pid in processes_with(name):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(proc, name)
+
+
+def test_a_worker_killed_from_outside_ends_the_run_with_an_error(tmp_path):
+    """A worker lost to `kill -9` or the out-of-memory killer took its shard with it; the
+    run says so and ends (resumable) instead of waiting for that shard forever."""
+    name = f"teacher-{uuid.uuid4().hex}"
+    out = tmp_path / "run"
+    proc = start_run(out, name, ignore_sigint=False, new_session=False)
+    try:
+        assert wait_for(lambda: len(processes_with(name)) == 2 and any(out.glob("shard_*.json")), 120)
+        workers = children_of(proc.pid)
+        victim = min(ppid for _, ppid, cmdline in live_processes() if name.encode() in cmdline)
+        assert victim in workers
+        os.kill(victim, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 1
+        assert stderr.strip().splitlines()[-1] == (
+            "gensfen: a worker process ended abruptly (killed from outside, or out of memory?); "
+            f"the finished shards in {out} are kept and the same command goes on from them"
+        )
+        assert_nothing_outlived_the_run(name, workers, out)
+    finally:
+        clean_up(proc, name)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_teacher_that_cannot_start_ends_the_run_with_its_error(tmp_path, workers):
+    """A pool used to replace the worker whose teacher failed to start, again and again."""
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "gensfen", "--out", str(out), "--positions", "40",
+         "--shard-size", "20", "--workers", str(workers), "--no-progress",
+         "--teacher", f"{sys.executable} -c 'import sys; sys.exit(3)'"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        "gensfen: the teacher failed: engine exited (exit code 3); "
+        f"the finished shards in {out} are kept and the same command goes on from them"
+    )
+    assert not list(out.glob("shard_*"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_minutes_running_out_is_said_once_on_time(tmp_path, workers):
+    out = tmp_path / "run"
+    teacher = f"{sys.executable} {RANDOM_ENGINE} --sleep-ms 20"
+    proc = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "gensfen", "--out", str(out), "--positions", "200",
+         "--shard-size", "20", "--workers", str(workers), "--no-progress", "--minutes", "0.01",
+         "--teacher", teacher, "--teacher-go", "depth 1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    notices = [line for line in proc.stderr.splitlines() if "--minutes ran out" in line]
+    assert len(notices) == 1, proc.stderr
+    assert notices[0].startswith("gensfen: --minutes ran out at ")
+    assert notices[0].endswith("no new shard starts; the shards in progress are finished first")
+    made = sorted(out.glob("shard_*.bin"))
+    assert len(made) < 10  # the run stopped early
+    for shard in made:
+        assert len(psv.read_records(str(shard))) == 20

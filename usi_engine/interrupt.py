@@ -52,15 +52,15 @@ def stop_on_signals() -> Iterator[None]:
 
 
 def stop_with_the_run(release: Callable[[], None]) -> None:
-    """For a pool worker: ignore SIGINT (Ctrl-C reaches the whole process group; the run
-    decides, and a worker that died of it would only be replaced); on SIGTERM
-    (pool.terminate()), and when the run that started it is gone (killed with SIGKILL, it
-    could not stop its workers, and each would go on alone), call `release` (end what the
-    worker started: its teacher engine) and exit at once.
+    """For a pool worker: ignore SIGINT (Ctrl-C reaches the whole process group, and the run
+    decides how to stop); on SIGTERM (the run terminating its workers), and when the run
+    that started it is gone (killed with SIGKILL, it could not stop its workers, and each
+    would go on alone), call `release` (end what the worker started: its teacher engine)
+    and exit at once.
 
     The exit is os._exit, not an exception: a signal can arrive while the worker is inside
     a C callback (numba compiling), where an exception raised by the handler is printed and
-    dropped, and the worker would go on while pool.terminate() waits for it forever."""
+    dropped, and the worker would go on while the run waits for it forever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda signum, frame: _leave(release, 128 + signum))
     threading.Thread(target=_watch_parent, args=(os.getppid(), release), daemon=True).start()

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Mapping, Optional, Sequence
 
+EXIT_WAIT_SECONDS = 1.0  # after a failed write, how long to wait for the engine's exit code
+
 
 class EngineError(Exception):
     """The engine misbehaved."""
@@ -280,7 +282,13 @@ class UsiProcess:
             self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (OSError, ValueError) as exc:
-            raise EngineCrashed(f"cannot write to engine: {exc}") from exc
+            # a broken pipe most often means the engine has exited: say so, with its exit
+            # code, as a failed read does
+            try:
+                code = self.proc.wait(timeout=EXIT_WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                raise EngineCrashed(f"cannot write to engine: {exc}") from exc
+            raise EngineCrashed(f"engine exited (exit code {code})") from exc
 
     def readline(self, deadline: float) -> str:
         """Next line from the engine; ``deadline`` is a ``time.monotonic()`` value.

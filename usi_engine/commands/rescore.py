@@ -21,6 +21,8 @@ import sys
 import time
 
 from usi_engine.interrupt import Stopped, stop_on_signals
+from usi_engine.training.data.workers import WorkerDied, interrupted_message
+from usi_engine.usiproc import EngineError
 
 
 def main(argv=None) -> int:
@@ -84,12 +86,14 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"rescore: {exc}", file=sys.stderr)
         return 2
+    except EngineError as exc:
+        print(interrupted_message("rescore", f"the teacher failed: {exc}", "files", a.out), file=sys.stderr)
+        return 1
+    except WorkerDied as exc:
+        print(interrupted_message("rescore", str(exc), "files", a.out), file=sys.stderr)
+        return 1
     except Stopped as stop:
-        print(
-            f"rescore: stopped by {stop.signame}; the finished files in {a.out} are kept "
-            "and the same command goes on from them",
-            file=sys.stderr,
-        )
+        print(interrupted_message("rescore", f"stopped by {stop.signame}", "files", a.out), file=sys.stderr)
         return stop.exit_code
     print(f"{time.monotonic() - t0:.1f} s")
     return 0

@@ -12,14 +12,15 @@ the shards that are missing (a shard file appears whole, by rename, or not at al
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-import multiprocessing
 import multiprocessing.util
 import os
 import queue as queue_mod
 import random
 import re
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from ...interrupt import stop_with_the_run
 from ...progress import progress_bar
 from . import psv
 from .selfplay import PlayConfig, play_game
+from .workers import CONTEXT, WorkerPool
 
 MANIFEST = "gensfen.json"
 TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
@@ -191,12 +193,12 @@ _worker: dict = {}
 
 
 def _worker_init(cfg: GenConfig, progress) -> None:
-    # stopped (pool.terminate()) or orphaned, the worker kills its teacher and exits
+    # stopped (terminated by the run) or orphaned, the worker kills its teacher and exits
     stop_with_the_run(release=lambda: _worker["labeler"].kill() if "labeler" in _worker else None)
     _worker["cfg"] = cfg
     _worker["progress"] = progress
     labeler = _worker["labeler"] = make_labeler(cfg)
-    # a teacher engine is told to quit when the worker ends (after pool.close and join)
+    # a teacher engine is told to quit when the worker ends normally (the pool shut down)
     multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
 
 
@@ -242,27 +244,37 @@ def remove_temporaries(folder: str, prefix: str) -> list[str]:
 
 
 class DeadlineNotice:
-    """Says once, on stderr, that `--minutes` has run out: no shard starts after it, and the
+    """Says once, on stderr, when `--minutes` runs out: no shard starts after it, and the
     shards in progress are finished (a cut shard would be lost), so a run ends up to one
-    shard's time after its deadline."""
+    shard's time after its deadline.  A timer thread says it on time, whichever way the
+    shards are made; a context manager, so that a run that ends first says nothing."""
 
     def __init__(self, deadline: float | None) -> None:
         self.deadline = deadline
-        self.said = False
+        self._timer: threading.Timer | None = None
 
-    def check(self) -> bool:
-        """True once the deadline has passed."""
-        if self.deadline is None or time.time() < self.deadline:
-            return False
-        if not self.said:
-            self.said = True
-            print(
-                f"gensfen: --minutes ran out at {time.strftime('%H:%M:%S')}: no new shard "
-                "starts; the shards in progress are finished first",
-                file=sys.stderr,
-                flush=True,
-            )
-        return True
+    def __enter__(self) -> DeadlineNotice:
+        if self.deadline is not None:
+            self._timer = threading.Timer(max(0.0, self.deadline - time.time()), self._say)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def passed(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
+
+    @staticmethod
+    def _say() -> None:
+        print(
+            f"gensfen: --minutes ran out at {time.strftime('%H:%M:%S')}: no new shard "
+            "starts; the shards in progress are finished first",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def run(cfg: GenConfig, show_progress: bool = True) -> dict:
@@ -274,24 +286,15 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     t0 = time.monotonic()
     bar = progress_bar(len(todo) * cfg.shard_size, show_progress, smoothing=0.05)
     made = 0
-    if todo and cfg.ray_address:
-        from .ray_gen import ShardFunctions, run_ray
+    with DeadlineNotice(deadline) as notice:
+        if todo and cfg.ray_address:
+            from .ray_gen import ShardFunctions, run_ray
 
-        made = run_ray(cfg, todo, deadline, bar, ShardFunctions(make_labeler, generate_shard, save_shard))
-    elif todo and cfg.workers <= 1:
-        labeler = make_labeler(cfg)
-        past_deadline = DeadlineNotice(deadline)
-        try:
-            for i in todo:
-                if past_deadline.check():
-                    break
-                data, stats = generate_shard(cfg, i, labeler, report=bar.update)
-                save_shard(cfg, i, data, stats)
-                made += 1
-        finally:
-            labeler.close()
-    elif todo:
-        made = _run_pool(cfg, todo, deadline, bar)
+            made = run_ray(cfg, todo, deadline, bar, ShardFunctions(make_labeler, generate_shard, save_shard))
+        elif todo and cfg.workers <= 1:
+            made = _run_here(cfg, todo, notice, bar)
+        elif todo:
+            made = _run_pool(cfg, todo, deadline, bar)
     bar.close()
     summary = summarize(cfg)
     summary["this_run"] = {
@@ -306,34 +309,36 @@ def run(cfg: GenConfig, show_progress: bool = True) -> dict:
     return summary
 
 
-def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> int:
-    # spawn: a worker starts clean (no inherited numba or thread state) on every platform
-    ctx = multiprocessing.get_context("spawn")
-    progress = ctx.Queue()
+def _run_here(cfg: GenConfig, todo: list[int], notice: DeadlineNotice, bar) -> int:
+    labeler = make_labeler(cfg)
     made = 0
-    pool = ctx.Pool(min(cfg.workers, len(todo)), initializer=_worker_init, initargs=(cfg, progress))
     try:
-        pending = [pool.apply_async(_worker_shard, (i, deadline)) for i in todo]
-        announce = DeadlineNotice(deadline)
-        while pending:
-            try:
-                bar.update(progress.get(timeout=0.2))
-            except queue_mod.Empty:
-                pass
-            announce.check()
-            for job in [j for j in pending if j.ready()]:
-                pending.remove(job)
-                if job.get() is not None:  # re-raises a worker's exception
-                    made += 1
-        pool.close()
-        pool.join()
+        for i in todo:
+            if notice.passed():
+                break
+            data, stats = generate_shard(cfg, i, labeler, report=bar.update)
+            save_shard(cfg, i, data, stats)
+            made += 1
+    finally:
+        labeler.close()
+    return made
+
+
+def _run_pool(cfg: GenConfig, todo: list[int], deadline: float | None, bar) -> int:
+    progress = CONTEXT.Queue()  # positions made, reported by the workers while they play
+
+    def show_progress() -> None:
         while True:
             try:
                 bar.update(progress.get_nowait())
             except queue_mod.Empty:
-                break
-    finally:
-        pool.terminate()
+                return
+
+    made = 0
+    with WorkerPool(min(cfg.workers, len(todo)), _worker_init, (cfg, progress)) as pool:
+        for stats in pool.results(functools.partial(_worker_shard, deadline=deadline), todo, show_progress):
+            made += stats is not None
+    show_progress()
     return made
 
 

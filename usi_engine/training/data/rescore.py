@@ -17,7 +17,6 @@ file is written whole or not at all, so a run can be stopped and run again.
 
 from __future__ import annotations
 
-import multiprocessing
 import multiprocessing.util
 import os
 import random
@@ -30,6 +29,7 @@ import numpy as np
 from ...interrupt import stop_with_the_run
 from . import psv
 from .gensfen import remove_temporaries
+from .workers import WorkerPool
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def _make_teacher(cfg: RescoreConfig):
 
 
 def _worker_init(cfg: RescoreConfig, deadline: float | None) -> None:
-    # stopped (pool.terminate()) or orphaned, the worker kills its teacher and exits
+    # stopped (terminated by the run) or orphaned, the worker kills its teacher and exits
     stop_with_the_run(release=lambda: _worker["teacher"].kill() if "teacher" in _worker else None)
     _worker["cfg"], _worker["deadline"] = cfg, deadline
     teacher = _worker["teacher"] = _make_teacher(cfg)
@@ -220,15 +220,11 @@ def run(cfg: RescoreConfig, log=print, show_progress: bool = True) -> dict:
         finally:
             teacher.close()
     else:
-        # spawn: a worker starts clean (no inherited numba or thread state) on every platform
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(min(cfg.workers, len(todo)), _worker_init, (cfg, deadline)) as pool:
-            for stats in pool.imap_unordered(_worker_file, todo):
+        with WorkerPool(min(cfg.workers, len(todo)), _worker_init, (cfg, deadline)) as pool:
+            for stats in pool.results(_worker_file, todo):
                 if stats is not None:
                     bar.update(stats.get("asked", 0))
                     done.append(stats)
-            pool.close()
-            pool.join()
     bar.close()
     reasons: Counter = Counter()
     for d in done:

@@ -1,0 +1,101 @@
+"""Worker processes for the long data jobs (gensfen, rescore).
+
+Each worker holds one teacher engine for its whole life and does whole units of work (a
+shard, a file), each saved on its own, so a stopped run goes on later from what is on disk.
+What such a run needs of its pool, and multiprocessing.Pool does not give:
+
+- a worker that dies (killed from outside, or by the out-of-memory killer) ends the run with
+  :class:`WorkerDied`; Pool starts a replacement and waits for the lost unit forever;
+- a worker whose set-up fails (its teacher does not start) ends the run with that error;
+  Pool starts replacements that fail the same way, without end;
+- a run that stops on an exception (Ctrl-C, SIGTERM, a failed unit) terminates every
+  worker, and each kills its teacher on the way out (interrupt.stop_with_the_run).
+
+concurrent.futures' ProcessPoolExecutor notices dead workers; this module adds the other two.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+# spawn: a worker starts clean (no inherited numba or thread state) on every platform.
+# Queues a worker is given at its start must come from this context.
+CONTEXT = multiprocessing.get_context("spawn")
+POLL_SECONDS = 0.2  # how often `results` calls its poll function while units run
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without a word: killed from outside, or out of memory."""
+
+
+def interrupted_message(command: str, reason: str, what: str, folder: str) -> str:
+    """The line a resumable run prints when it ends early."""
+    return f"{command}: {reason}; the finished {what} in {folder} are kept and the same command goes on from them"
+
+
+class WorkerPool:
+    """`workers` processes, each set up once by ``initializer(*initargs)``; a context
+    manager, so that leaving the block early terminates them."""
+
+    def __init__(self, workers: int, initializer: Callable[..., None], initargs: tuple = ()) -> None:
+        self._before = set(multiprocessing.active_children())
+        self._executor = ProcessPoolExecutor(
+            workers, mp_context=CONTEXT, initializer=_set_up, initargs=(initializer, initargs)
+        )
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self._executor.shutdown(wait=True)  # workers leave normally and close their teachers
+            return
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        ours = set(multiprocessing.active_children()) - self._before
+        for process in ours:
+            process.terminate()
+        for process in ours:
+            process.join()
+
+    def results(
+        self, task: Callable[[Any], Any], items: Iterable[Any], poll: Callable[[], None] | None = None
+    ) -> Iterator[Any]:
+        """``task(item)`` for every item, run in the workers, yielded as each finishes; `poll`
+        is called every POLL_SECONDS meanwhile.  A unit's exception (or the set-up's) is
+        raised here; a worker that died raises :class:`WorkerDied`."""
+        pending = {self._executor.submit(_run, task, item) for item in items}
+        while pending:
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            if poll is not None:
+                poll()
+            for future in done:
+                try:
+                    result = future.result()
+                except BrokenProcessPool as exc:
+                    raise WorkerDied(
+                        "a worker process ended abruptly (killed from outside, or out of memory?)"
+                    ) from exc
+                yield result
+
+
+# --- inside a worker ----------------------------------------------------------------------
+_set_up_error: list[BaseException] = []
+
+
+def _set_up(initializer: Callable[..., None], initargs: tuple) -> None:
+    # An exception here would break the executor with only a log line; kept, it comes back
+    # to the run as the first unit's exception, with its own text.
+    try:
+        initializer(*initargs)
+    except Exception as exc:
+        _set_up_error.append(exc)
+
+
+def _run(task: Callable[[Any], Any], item: Any) -> Any:
+    if _set_up_error:
+        raise _set_up_error[0]
+    return task(item)
