@@ -431,13 +431,12 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
             ("LmrChecks", 1),
         ]
     ]
-    + [("QsEvasionSee", 90, WITH_HANDS)],
+    + [("QsEvasionSee", 0, WITH_HANDS)],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,
-    SingularDepth and QsMoveCount set back to the search before their SPRTs) do reach the
-    search, and
-    the defaults give the default tree again."""
+    SingularDepth, QsMoveCount and QsEvasionSee set back to the search before their SPRTs)
+    do reach the search, and the defaults give the default tree again."""
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()
     sp[INDEX[name]] = value

@@ -66,7 +66,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off; 1 measured -7.7 +- 31.3 Elo in 454 games, undecided, docs/bench.md)"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
-    Param("QsEvasionSee", 0, 0, 600, 20, "qsearch in check: once an evasion has saved the king, the quiet evasions (drops and king or piece moves that interpose) with SEE below -this are skipped, as YaneuraOu does with 90 (0: off; 90 measured +13.6 +- 13.5 Elo in 2,511 games, undecided, docs/bench.md)"),
+    Param("QsEvasionSee", 90, 0, 600, 20, "qsearch in check: once an evasion has saved the king, the quiet evasions (drops and king or piece moves that interpose) with SEE below -this are skipped, as YaneuraOu does with 90 (0: off; 90 measured +14.8 +- 11.3 Elo in 3,443 games against 0, SPRT H1, docs/bench.md)"),
     Param("QsMoveCount", 2, 0, 16, 1, "qsearch, not in check: past this many captures only recaptures on the last move's square are searched, as YaneuraOu and Stockfish do (0: every capture; 2 measured +24.1 +- 15.8 Elo in 1,760 games against 0, docs/bench.md)"),
     Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),
     Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),
