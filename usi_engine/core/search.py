@@ -20,13 +20,13 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in half
-plies (LmrHistoryDiv, measured level) and quiet evasions that lose material skipped once
-the king is safe (QsEvasionSee, undecided); not yet measured: the null move only at
-expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks) and more of it at
-cut nodes (LmrCutNode). Futility and SEE pruning of late quiet moves judge a move by the
-depth LMR would leave it (PruneLmrDepth, on), as Stockfish does, and a quiescence node
+plies (LmrHistoryDiv, measured level) and more LMR at cut nodes (LmrCutNode 2, undecided);
+not yet measured: the null move only at expected cut nodes (NullMoveCutOnly) and LMR of
+quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a move by the
+depth LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node
 searches at most QsMoveCount (2) captures besides recaptures on the last move's square, as
-YaneuraOu and Stockfish do.
+YaneuraOu and Stockfish do, and in check skips the quiet evasions that lose material by
+SEE once one evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 """
 
 import numpy as np
