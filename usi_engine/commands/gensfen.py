@@ -26,16 +26,15 @@ import sys
 import time
 
 from usi_engine.cluster import ClusterError
-from usi_engine.interrupt import Stopped, stop_on_signals
+from usi_engine.interrupt import stop_on_signals
 from usi_engine.training.data.gensfen import GenConfig, run, format_summary
 from usi_engine.training.data.selfplay import PlayConfig
 from usi_engine.training.data.labeler import absolute_command, parse_teacher_options
-from usi_engine.training.data.workers import WorkerDied, interrupted_message
+from usi_engine.training.data.workers import ENDED_EARLY, ended_early
 from usi_engine.match.cli import command_problem
 from usi_engine.server.options import ascii_clean
 from usi_engine.position import Position, START_SFEN
 from usi_engine.textfile import read_text_lines
-from usi_engine.usiproc import EngineError
 
 
 def read_openings(path: str) -> tuple[str, ...]:
@@ -189,19 +188,10 @@ def main(argv=None) -> int:
     except (ValueError, ClusterError) as exc:
         print(f"gensfen: {exc}", file=sys.stderr)
         return 2
-    except EngineError as exc:
-        print(
-            interrupted_message("gensfen", f"the teacher failed: {exc}", "shards", cfg.out), file=sys.stderr
-        )
-        return 1
-    except WorkerDied as exc:
-        print(interrupted_message("gensfen", str(exc), "shards", cfg.out), file=sys.stderr)
-        return 1
-    except Stopped as stop:
-        print(
-            interrupted_message("gensfen", f"stopped by {stop.signame}", "shards", cfg.out), file=sys.stderr
-        )
-        return stop.exit_code
+    except ENDED_EARLY as exc:
+        line, code = ended_early("gensfen", exc, "shards", cfg.out)
+        print(line, file=sys.stderr)
+        return code
     print(format_summary(summary))
     print(f"total {time.monotonic() - t0:.1f} s")
     return 0

@@ -20,9 +20,8 @@ import shlex
 import sys
 import time
 
-from usi_engine.interrupt import Stopped, stop_on_signals
-from usi_engine.training.data.workers import WorkerDied, interrupted_message
-from usi_engine.usiproc import EngineError
+from usi_engine.interrupt import stop_on_signals
+from usi_engine.training.data.workers import ENDED_EARLY, ended_early
 
 
 def main(argv=None) -> int:
@@ -86,15 +85,10 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"rescore: {exc}", file=sys.stderr)
         return 2
-    except EngineError as exc:
-        print(interrupted_message("rescore", f"the teacher failed: {exc}", "files", a.out), file=sys.stderr)
-        return 1
-    except WorkerDied as exc:
-        print(interrupted_message("rescore", str(exc), "files", a.out), file=sys.stderr)
-        return 1
-    except Stopped as stop:
-        print(interrupted_message("rescore", f"stopped by {stop.signame}", "files", a.out), file=sys.stderr)
-        return stop.exit_code
+    except ENDED_EARLY as exc:
+        line, code = ended_early("rescore", exc, "files", a.out)
+        print(line, file=sys.stderr)
+        return code
     print(f"{time.monotonic() - t0:.1f} s")
     return 0
 

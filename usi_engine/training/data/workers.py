@@ -22,6 +22,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from ...interrupt import Stopped
+from ...usiproc import EngineError
+
 # spawn: a worker starts clean (no inherited numba or thread state) on every platform.
 # Queues a worker is given at its start must come from this context.
 CONTEXT = multiprocessing.get_context("spawn")
@@ -32,9 +35,22 @@ class WorkerDied(RuntimeError):
     """A worker process ended without a word: killed from outside, or out of memory."""
 
 
-def interrupted_message(command: str, reason: str, what: str, folder: str) -> str:
-    """The line a resumable run prints when it ends early."""
-    return f"{command}: {reason}; the finished {what} in {folder} are kept and the same command goes on from them"
+ENDED_EARLY = (EngineError, WorkerDied, Stopped)  # what `ended_early` explains
+
+
+def ended_early(command: str, exc: BaseException, what: str, folder: str) -> tuple[str, int]:
+    """The line a resumable run prints when `exc` (one of ENDED_EARLY) ended it, and its
+    exit code: the shell's 128 + signal for a stop, else 1."""
+    if isinstance(exc, Stopped):
+        reason, code = f"stopped by {exc.signame}", exc.exit_code
+    elif isinstance(exc, EngineError):
+        reason, code = f"the teacher failed: {exc}", 1
+    else:
+        reason, code = str(exc), 1
+    return (
+        f"{command}: {reason}; the finished {what} in {folder} are kept and the same command goes on from them",
+        code,
+    )
 
 
 class WorkerPool:
