@@ -70,12 +70,12 @@ class WorkerPool:
         if exc_type is None:
             self._executor.shutdown(wait=True)  # workers leave normally and close their teachers
             return
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        ours = set(multiprocessing.active_children()) - self._before
-        for process in ours:
+        for process in set(multiprocessing.active_children()) - self._before:
             process.terminate()
-        for process in ours:
-            process.join()
+        # The executor's own thread sees its workers die, reaps them and ends; shutdown waits
+        # for it.  Joining the workers here as well would race that thread for each exit
+        # status, and a worker could be reported alive after the block.
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
     def results(
         self, task: Callable[[Any], Any], items: Iterable[Any], poll: Callable[[], None] | None = None
