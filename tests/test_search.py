@@ -431,7 +431,10 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
             ("LmrChecks", 1),
         ]
     ]
-    + [("QsEvasionSee", 0, WITH_HANDS)],
+    + [
+        (name, value, WITH_HANDS)
+        for name, value in [("QsEvasionSee", 0), ("CheckExtensionDepth", 10), ("CheckExtensionSee", 1)]
+    ],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,

@@ -21,8 +21,10 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in half
 plies (LmrHistoryDiv, measured level) and more LMR at cut nodes (LmrCutNode 2, undecided);
-not yet measured: the null move only at expected cut nodes (NullMoveCutOnly) and LMR of
-quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a move by the
+not yet measured: the null move only at expected cut nodes (NullMoveCutOnly), LMR of
+quiet checks (LmrChecks) and the half-ply extension of checks only from a depth on
+(CheckExtensionDepth) or only of checks that lose no material (CheckExtensionSee); by
+default every check is extended. Futility and SEE pruning of late quiet moves judge a move by the
 depth LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node
 searches at most QsMoveCount (2) captures besides recaptures on the last move's square, as
 YaneuraOu and Stockfish do, and in check skips the quiet evasions that lose material by
@@ -112,6 +114,8 @@ from .params import (
     SP_LMR_CUT_NODE,
     SP_LMR_CHECKS,
     SP_SINGULAR_NEGATIVE,
+    SP_CHECK_EXTENSION_DEPTH,
+    SP_CHECK_EXTENSION_SEE,
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
@@ -471,6 +475,19 @@ def _pruning_depth(ctx, d_plies, move_count):
     if ctx.sp[SP_PRUNE_LMR_DEPTH] == 0:
         return d_plies
     return max(d_plies - 1 - _table_reduction(ctx, d_plies, move_count), 0)
+
+
+@jit(inline="always")
+def _check_extension(pos, ctx, m, d_plies):
+    """Half a ply for a checking move `m` at a node of `d_plies` plies: at every depth by
+    default; with CheckExtensionDepth only from that depth on, and with CheckExtensionSee
+    only for a check that loses no material, as YaneuraOu keeps checks from piling up
+    extensions in shogi, where one check follows another."""
+    if d_plies < ctx.sp[SP_CHECK_EXTENSION_DEPTH]:
+        return 0
+    if ctx.sp[SP_CHECK_EXTENSION_SEE] != 0 and see(pos.board, m, ctx.see_buf) < 0:
+        return 0
+    return ONE_PLY // 2
 
 
 @jit(inline="always")
@@ -847,7 +864,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:
             if checks:
-                ext = ONE_PLY // 2
+                ext = _check_extension(pos, ctx, m, d_plies)
             if in_check and picker[PICK_N] == 1:
                 ext = ONE_PLY
         if tt_ext != 0 and m == tt1:
@@ -971,7 +988,7 @@ def root_search(pos, ctx, alpha, beta, depth):
         ext = 0
         if params[P_CHECK_EXT]:
             if gives_check(pos, m):
-                ext = ONE_PLY // 2
+                ext = _check_extension(pos, ctx, m, depth // ONE_PLY)
             if in_check and n == 1:
                 ext = ONE_PLY
         # YSS: the first move is the best of the previous iteration
