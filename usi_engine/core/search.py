@@ -21,10 +21,10 @@ of losing captures (LmrBadCaptures, measured level), capture history in the orde
 of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
 more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in half
 plies (LmrHistoryDiv, measured level) and more LMR at cut nodes (LmrCutNode 2, undecided);
-not yet measured: the null move only at expected cut nodes (NullMoveCutOnly), LMR of
-quiet checks (LmrChecks) and the half-ply extension of checks only from a depth on
-(CheckExtensionDepth) or only of checks that lose no material (CheckExtensionSee); by
-default every check is extended. Futility and SEE pruning of late quiet moves judge a move by the
+the half-ply extension of checks only from depth 10 and only of checks that lose no
+material (CheckExtensionDepth, CheckExtensionSee: undecided; by default every check is
+extended); not yet measured: the null move only at expected cut nodes (NullMoveCutOnly)
+and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a move by the
 depth LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node
 searches at most QsMoveCount (2) captures besides recaptures on the last move's square, as
 YaneuraOu and Stockfish do, and in check skips the quiet evasions that lose material by
