@@ -15,20 +15,21 @@ search (P_SHALLOW_ORDER).  classic.py decides and keeps what they do; the search
 are the node's.  With all of them off the tree is the one of the plain search.
 The context, its ctx.params switches and ctx.stats counters are in context.py.
 Ideas not yet shown to pay stand off by a tunable's default (params.py, docs/bench.md): LMR
-of losing captures (LmrBadCaptures, measured level), capture history in the order of captures
-(CaptureHistory, undecided), one ply more of LMR where the evaluation is not improving
-(LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a shallower search
-of a TT move that is not singular where a cutoff is expected (SingularNegative, undecided),
-more LMR after a capturing TT move (LmrTtCapture, undecided), LMR by history in half
-plies (LmrHistoryDiv, measured level) and more LMR at cut nodes (LmrCutNode 2, undecided);
-the half-ply extension of checks only from depth 10 and only of checks that lose no
-material (CheckExtensionDepth, CheckExtensionSee: undecided; by default every check is
-extended); not yet measured: the null move only at expected cut nodes (NullMoveCutOnly)
-and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late quiet moves judge a move by the
-depth LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node
-searches at most QsMoveCount (2) captures besides recaptures on the last move's square, as
-YaneuraOu and Stockfish do, and in check skips the quiet evasions that lose material by
-SEE once one evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
+of losing captures (LmrBadCaptures, measured level), capture history in the order of
+captures (CaptureHistory, undecided), one ply more of LMR where the evaluation is not
+improving (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided), a
+shallower search of a TT move that is not singular where a cutoff is expected
+(SingularNegative, undecided), more LMR after a capturing TT move (LmrTtCapture, undecided),
+LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut nodes
+(LmrCutNode 2, undecided) and the half-ply extension of checks only from depth 10 and only
+of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
+default every check is extended); not yet measured: the null move only at expected cut nodes
+(NullMoveCutOnly) and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late
+quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
+does; a quiescence node searches at most QsMoveCount (2) captures besides recaptures on the
+last move's square, as YaneuraOu and Stockfish do, and in check skips the quiet evasions
+that lose material by SEE once one evasion has saved the king (QsEvasionSee 90), as
+YaneuraOu does.
 """
 
 import numpy as np
