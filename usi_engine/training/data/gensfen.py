@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import multiprocessing.util
 import os
 import queue as queue_mod
 import random
@@ -29,11 +28,10 @@ import numpy as np
 
 from ...position import START_SFEN
 from ...usiproc import EngineError
-from ...interrupt import stop_with_the_run
 from ...progress import progress_bar
 from . import psv
 from .selfplay import PlayConfig, play_game
-from .workers import CONTEXT, WorkerPool
+from .workers import CONTEXT, WorkerPool, start_teacher
 
 MANIFEST = "gensfen.json"
 TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
@@ -193,13 +191,9 @@ _worker: dict = {}
 
 
 def _worker_init(cfg: GenConfig, progress) -> None:
-    # stopped (terminated by the run) or orphaned, the worker kills its teacher and exits
-    stop_with_the_run(release=lambda: _worker["labeler"].kill() if "labeler" in _worker else None)
     _worker["cfg"] = cfg
     _worker["progress"] = progress
-    labeler = _worker["labeler"] = make_labeler(cfg)
-    # a teacher engine is told to quit when the worker ends normally (the pool shut down)
-    multiprocessing.util.Finalize(labeler, labeler.close, exitpriority=10)
+    _worker["labeler"] = start_teacher(lambda: make_labeler(cfg))
 
 
 def _worker_shard(index: int, deadline: float | None) -> dict | None:

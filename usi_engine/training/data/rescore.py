@@ -17,7 +17,6 @@ file is written whole or not at all, so a run can be stopped and run again.
 
 from __future__ import annotations
 
-import multiprocessing.util
 import os
 import random
 import time
@@ -26,10 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interrupt import stop_with_the_run
 from . import psv
 from .gensfen import remove_temporaries
-from .workers import WorkerPool
+from .workers import WorkerPool, start_teacher
 
 
 @dataclass(frozen=True)
@@ -179,11 +177,8 @@ def _make_teacher(cfg: RescoreConfig):
 
 
 def _worker_init(cfg: RescoreConfig, deadline: float | None) -> None:
-    # stopped (terminated by the run) or orphaned, the worker kills its teacher and exits
-    stop_with_the_run(release=lambda: _worker["teacher"].kill() if "teacher" in _worker else None)
     _worker["cfg"], _worker["deadline"] = cfg, deadline
-    teacher = _worker["teacher"] = _make_teacher(cfg)
-    multiprocessing.util.Finalize(teacher, teacher.close, exitpriority=10)
+    _worker["teacher"] = start_teacher(lambda: _make_teacher(cfg))
 
 
 def _worker_file(index: int) -> dict | None:

@@ -17,12 +17,13 @@ concurrent.futures' ProcessPoolExecutor notices dead workers; this module adds t
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
-from ...interrupt import Stopped
+from ...interrupt import Stopped, stop_with_the_run
 from ...usiproc import EngineError
 
 # spawn: a worker starts clean (no inherited numba or thread state) on every platform.
@@ -100,6 +101,20 @@ class WorkerPool:
 
 # --- inside a worker ----------------------------------------------------------------------
 _set_up_error: list[BaseException] = []
+Teacher = TypeVar("Teacher")
+
+
+def start_teacher(start: Callable[[], Teacher]) -> Teacher:
+    """Start the worker's teacher engine (``start()``; it has ``kill`` and ``close``), tied
+    to the worker's life: killed when the run stops the worker or the worker is orphaned,
+    told to quit when the pool shuts down normally."""
+    started: list = []
+    # registered before the start, so that a stop during a slow start kills what started
+    stop_with_the_run(release=lambda: started[0].kill() if started else None)
+    teacher = start()
+    started.append(teacher)
+    multiprocessing.util.Finalize(teacher, teacher.close, exitpriority=10)
+    return teacher
 
 
 def _set_up(initializer: Callable[..., None], initargs: tuple) -> None:
