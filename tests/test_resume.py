@@ -154,6 +154,10 @@ def test_training_killed_resumes_to_the_same_network(tmp_path):
     done = checkpoint_epoch(broken / "checkpoint.pt")
     assert 2 <= done < 8
     assert not (broken / "history.json").exists()  # the run had not finished
+    # as a kill in the middle of writing the best network leaves it (the resumed run may
+    # never write that name again)
+    (broken / "best").mkdir(exist_ok=True)
+    (broken / "best" / "nn.bin.tmp").write_bytes(b"torn")
     out = run_whole(script("train_nnue.py", *args, "--out", broken))
     assert "wrote" in out
     assert (broken / "nn.bin").read_bytes() == (whole / "nn.bin").read_bytes()

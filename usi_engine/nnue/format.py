@@ -294,7 +294,7 @@ def write_network(net: Network, path: str | Path) -> None:
     """Write `net` as an nn.bin file YaneuraOu reads.  The bytes go to a temporary name
     first: a writer killed midway leaves the previous file whole, never a torn one."""
     path = Path(path)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(network_bytes(net))
     os.replace(tmp, path)
 

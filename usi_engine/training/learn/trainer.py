@@ -142,6 +142,7 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     if len(train_pos) == 0 or len(val_pos) == 0:
         raise ValueError("no training or no validation position left after the score limit")
     os.makedirs(cfg.out, exist_ok=True)  # only once the data is known to be good
+    remove_torn_files(cfg.out)
     train_t = to_tensors(train_pos, cfg.feature_set, device)
     val_t = to_tensors(val_pos, cfg.feature_set, device)
     log(
@@ -251,6 +252,17 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
 CHECKPOINT = "checkpoint.pt"
 # settings a resumed run may change: how long it trains, where, and how it was started
 _FREE_SETTINGS = ("epochs", "device", "resume")
+
+
+def remove_torn_files(out: str) -> None:
+    """Delete what a run killed while writing left under temporary names (``*.tmp``):
+    the finished files beside them are whole, and a resumed run may never write the same
+    name again (``best/nn.bin`` only when the validation loss improves)."""
+    for folder in (out, os.path.join(out, "best")):
+        if os.path.isdir(folder):
+            for name in os.listdir(folder):
+                if name.endswith(".tmp"):
+                    os.remove(os.path.join(folder, name))
 
 
 def data_identity(files: list[str]) -> list[list]:
