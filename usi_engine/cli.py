@@ -42,6 +42,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         _C + "make_openings",
         "a suite of balanced openings for matches, judged by any USI engine",
     ),
+    "cshogi-match": (_C + "cshogi_match", "the same match refereed by cshogi's match client"),
     "soak": (_C + "soak", "many short games, then an audit of every USI exchange"),
     "clock-use": (_C + "clock_use", "how much of its clock each engine used, from a match's logs"),
     "move-times": (_C + "move_times", "relay, engine and server time of each move, from a match's logs"),

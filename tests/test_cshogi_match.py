@@ -1,0 +1,93 @@
+"""`usi-engine cshogi-match`: a match refereed by cshogi's match client, kept pair by pair."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from usi_engine.commands import cshogi_match
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+RANDOM = os.path.join(FIXTURES, "random_engine.py")
+OPENINGS = [
+    "startpos moves 7g7f 3c3d",
+    "startpos moves 2g2f 8c8d",
+    "startpos moves 7g7f 8c8d 2g2f",
+]
+
+
+@pytest.fixture
+def openings(tmp_path, monkeypatch):
+    # the client starts an engine by its path: its shebang's python3 must be this one
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    path = tmp_path / "openings.txt"
+    path.write_text("# three short openings\n" + "\n".join(OPENINGS) + "\n", encoding="utf-8")
+    return path
+
+
+def argv(openings, out, games=4, *extra):
+    return [
+        "--engine1", RANDOM, "--name1", "first", "--engine2", RANDOM, "--name2", "second",
+        "--games", str(games), "--byoyomi", "100", "--max-moves", "60",
+        "--openings", str(openings), "--concurrency", "2", "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def test_pairs_are_played_kept_and_not_played_again(tmp_path, openings, capsys):
+    out = tmp_path / "run"
+    assert cshogi_match.main(argv(openings, out)) == 0
+    text = capsys.readouterr().out
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert sorted(p["pair"] for p in pairs) == [1, 2] and sorted(p["opening"] for p in pairs) == [1, 2]
+    scores = [g["score"] for p in pairs for g in p["games"]]
+    wins, losses = scores.count(1.0), scores.count(0.0)
+    assert len(scores) == 4 and wins + losses + scores.count(0.5) == 4
+    assert f"first vs second (cshogi's client): W-L-D {wins}-{losses}-{4 - wins - losses}" in text
+    assert "Endings: " in text
+    assert all(g["ending"] in dict(cshogi_match.ENDINGS).values() for p in pairs for g in p["games"])
+    # the client's openings file holds only the openings played, line i for pair i
+    assert (out / "openings.txt").read_text().splitlines() == OPENINGS[:2]
+    # each pair's two CSA records start from its opening
+    for pair, first_move in ((1, "+7776FU"), (2, "+2726FU")):
+        records = list((out / "csa" / f"pair-{pair:04d}").glob("*.csa"))
+        assert len(records) == 2 and all(first_move in r.read_text() for r in records)
+
+    # the same command again plays nothing; two games more play only the third pair
+    assert cshogi_match.main(argv(openings, out)) == 0
+    assert "2 played before, 0 to play" in capsys.readouterr().out
+    assert cshogi_match.main(argv(openings, out, 6)) == 0
+    assert "2 played before, 1 to play" in capsys.readouterr().out
+    lines = (out / "pairs.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["pair"] for line in lines) == [1, 2, 3]
+
+
+def test_a_folder_of_another_run_is_refused(tmp_path, openings):
+    out = tmp_path / "run"
+    assert cshogi_match.main(argv(openings, out, 2)) == 0
+    before = (out / "pairs.jsonl").read_text()
+    with pytest.raises(SystemExit, match=r"holds a run with other settings \(byoyomi\)"):
+        cshogi_match.main([*argv(openings, out, 2)[:-2], "--byoyomi", "200", "--out", str(out)])
+    assert (out / "pairs.jsonl").read_text() == before
+
+
+def test_bad_openings_and_games_are_refused(tmp_path, openings):
+    with pytest.raises(SystemExit, match="3 openings, not enough for 4 pairs from opening 1"):
+        cshogi_match.main(argv(openings, tmp_path / "a", 8))
+    with pytest.raises(SystemExit, match="--games is an even number of at least 2, not 3"):
+        cshogi_match.main(argv(openings, tmp_path / "b", 3))
+    sfen = tmp_path / "sfen.txt"
+    sfen.write_text("sfen lnsgkgsnl/9/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="opening 1 does not start from the initial position"):
+        cshogi_match.main(argv(sfen, tmp_path / "c", 2))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_client_that_fails_names_its_log(tmp_path, openings, capsys):
+    out = tmp_path / "run"
+    args = argv(openings, out, 2)
+    args[args.index("--engine2") + 1] = str(tmp_path / "no_such_engine")
+    assert cshogi_match.main(args) == 1
+    text = capsys.readouterr().out
+    assert "pair 1: the client exited with 1; its output is in" in text
+    assert "pair-0001.log" in text and not (out / "pairs.jsonl").read_text()

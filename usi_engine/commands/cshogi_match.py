@@ -1,0 +1,236 @@
+"""A match played by cshogi's match client (``python -m cshogi.cli``): a second referee for
+the figures of ``usi-engine match``, on the same openings in the same order.
+
+    usi-engine cshogi-match --engine1 launchers/usi-engine.sh --name1 usi_engine \\
+        --engine2 /usr/games/fairy-stockfish --name2 fairy --options2 Threads:1,Hash:256 \\
+        --games 100 --byoyomi 1000 --openings usi_engine/data/openings_heldout.txt \\
+        --concurrency 2 --out runs/fairy-heldout-cshogi
+
+Opening i of the file is pair i: one run of the client plays it twice, each engine Black
+once (engine 1 first), and ``--concurrency`` runs go at once. Each pair's result is kept in
+``pairs.jsonl`` as it ends, so the same command after a stop plays only the pairs not yet
+played. The report is W-L-D, the pentanomial Elo with its interval (the statistics of
+``usi-engine match``) and how the games ended.
+
+cshogi's client starts an engine by its path alone, without arguments, in the file's folder:
+give this engine as ``launchers/usi-engine.sh`` or the ``usi-engine`` console script. It
+keeps no clock at byoyomi alone, so a slow move is never lost on time there, where
+``usi-engine match`` forfeits a move more than 300 ms late. It writes each game's CSA record
+under ``csa/pair-NNNN/`` and its own output in ``logs/pair-NNNN.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+
+from usi_engine.match.config import load_openings
+from usi_engine.match.stats import Results, summarize
+
+PAIRS = "pairs.jsonl"
+SETTINGS = "settings.json"
+
+# how cshogi's client announces the end of a game ("まで{n}手で..."), in its own words
+ENDINGS = (
+    ("千日手", "sennichite"),
+    ("持将棋", "max moves"),
+    ("入玉宣言", "declaration"),
+    ("反則", "illegal move or repetition"),
+    ("切れ負け", "time"),
+    ("の勝ち", "checkmate or resignation"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run is: a folder holds the pairs of one run only."""
+
+    engine1: str
+    engine2: str
+    name1: str
+    name2: str
+    options1: str
+    options2: str
+    byoyomi: int
+    max_moves: int
+    openings: str
+    opening_start: int
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="usi-engine cshogi-match",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for n in (1, 2):
+        p.add_argument(f"--engine{n}", required=True, help=f"engine {n}'s executable (a path)")
+        p.add_argument(f"--name{n}", default=f"engine{n}", help=f"engine {n}'s name in the report")
+        p.add_argument(f"--options{n}", default="", help="USI options as Name:value,Name:value")
+    p.add_argument("--games", type=int, default=100, help="games, an even number (default 100)")
+    p.add_argument("--byoyomi", type=int, default=1000, help="byoyomi in ms (default 1000)")
+    p.add_argument("--max-moves", type=int, default=256, help="a draw after this many moves (256)")
+    p.add_argument("--openings", required=True, help="an opening file (startpos moves ... lines)")
+    p.add_argument("--opening-start", type=int, default=1, help="first opening, from 1")
+    p.add_argument("--concurrency", type=int, default=1, help="client runs at once (default 1)")
+    p.add_argument("--out", required=True, help="folder of the results, records and logs")
+    return p.parse_args(argv)
+
+
+def opening_lines(path: str, start: int, pairs: int) -> list[str]:
+    """The ``startpos moves`` lines of the openings played; ValueError says what is wrong."""
+    openings = load_openings(path)
+    chosen = openings[start - 1 : start - 1 + pairs]
+    if len(chosen) < pairs:
+        raise ValueError(
+            f"{path}: {len(openings)} openings, not enough for {pairs} pairs from opening {start}"
+        )
+    lines = [o.describe() for o in chosen]
+    for number, line in enumerate(lines, start):
+        if not line.startswith("startpos moves "):
+            raise ValueError(
+                f"{path}: opening {number} does not start from the initial position, "
+                f"which is all cshogi's client plays: {line[:80]}"
+            )
+    return lines
+
+
+def client_command(s: Settings, openings_file: str, index: int, csa_dir: str) -> list[str]:
+    """cshogi's client playing opening `index` (from 0) of `openings_file`, both colours."""
+    return [
+        sys.executable, "-m", "cshogi.cli", s.engine1, s.engine2,
+        "--name1", s.name1, "--name2", s.name2,
+        "--options1", s.options1, "--options2", s.options2,
+        "--games", "2", "--byoyomi", str(s.byoyomi), "--draw", str(s.max_moves),
+        "--opening", openings_file, "--opening-index", str(index), "--opening-moves", "100000",
+        "--csa", csa_dir,
+    ]  # fmt: skip
+
+
+def read_pair(output: str, s: Settings) -> list[dict]:
+    """The two games of one client run, from its output: engine 1's score and the ending."""
+    endings = []
+    for line in output.splitlines():
+        if line.startswith("まで"):
+            endings.append(next((word for mark, word in ENDINGS if mark in line), "other"))
+    head = f"{s.name1} vs {s.name2}: "
+    totals = [
+        tuple(int(x) for x in line[len(head) :].split()[0].split("-"))
+        for line in output.splitlines()
+        if line.startswith(head)
+    ]
+    if len(endings) != 2 or len(totals) != 2:
+        raise ValueError("the client did not finish both games")
+    games, before = [], (0, 0, 0)
+    for ending, total in zip(endings, totals):
+        won, lost, drawn = (a - b for a, b in zip(total, before))
+        games.append({"score": 1.0 if won else 0.0 if lost else 0.5, "ending": ending})
+        before = total
+    return games
+
+
+def play_pair(s: Settings, out: str, openings_file: str, index: int) -> dict:
+    """Opening `index` played by the client; its record, or RuntimeError naming the log."""
+    name = f"pair-{index + 1:04d}"
+    log = os.path.join(out, "logs", name + ".log")
+    # a folder per pair: the client names a record by the engines and the second it began
+    cmd = client_command(s, openings_file, index, os.path.join(out, "csa", name))
+    done = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write(done.stdout + done.stderr)
+    try:
+        if done.returncode != 0:
+            raise ValueError(f"the client exited with {done.returncode}")
+        games = read_pair(done.stdout, s)
+    except ValueError as exc:
+        raise RuntimeError(f"pair {index + 1}: {exc}; its output is in {log}") from None
+    return {"pair": index + 1, "opening": s.opening_start + index, "games": games}
+
+
+def load_pairs(out: str, s: Settings) -> dict[int, dict]:
+    """The pairs already played in `out`, by number; ValueError if it holds another run."""
+    path = os.path.join(out, SETTINGS)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
+        diff = sorted(k for k, v in asdict(s).items() if old.get(k) != v)
+        if diff:
+            raise ValueError(f"{out} holds a run with other settings ({', '.join(diff)}): use another --out")
+    else:
+        os.makedirs(out, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(asdict(s), fh, indent=1)
+    pairs: dict[int, dict] = {}
+    if os.path.exists(os.path.join(out, PAIRS)):
+        with open(os.path.join(out, PAIRS), encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():  # a line cut by a kill is not complete JSON: played again
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    pairs[record["pair"]] = record
+    return pairs
+
+
+def report(pairs: list[dict], s: Settings) -> str:
+    results, endings = Results(), Counter()
+    for pair in pairs:
+        for game in pair["games"]:
+            results.add_game(game["score"])
+            endings[game["ending"]] += 1
+        results.add_pair(sum(g["score"] for g in pair["games"]))
+    summary = summarize(results.wins, results.losses, results.draws, results.penta)
+    return (
+        f"{s.name1} vs {s.name2} (cshogi's client): {summary.line()}\n"
+        f"Endings: {', '.join(f'{e} {n}' for e, n in endings.most_common())}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    if a.games < 2 or a.games % 2:
+        raise SystemExit(f"cshogi-match: --games is an even number of at least 2, not {a.games}")
+    if a.opening_start < 1 or a.concurrency < 1:
+        raise SystemExit("cshogi-match: --opening-start and --concurrency count from 1")
+    settings = Settings(
+        *(os.path.abspath(e) for e in (a.engine1, a.engine2)),
+        a.name1, a.name2, a.options1, a.options2, a.byoyomi, a.max_moves, os.path.abspath(a.openings),
+        a.opening_start,
+    )  # fmt: skip
+    try:
+        lines = opening_lines(a.openings, a.opening_start, a.games // 2)
+        done = load_pairs(a.out, settings)
+    except ValueError as exc:
+        raise SystemExit(f"cshogi-match: {exc}") from None
+    for folder in ("csa", "logs"):
+        os.makedirs(os.path.join(a.out, folder), exist_ok=True)
+    # the openings as the client reads them: line i is pair i, nothing else in the file
+    openings_file = os.path.join(a.out, "openings.txt")
+    with open(openings_file, "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+    todo = [i for i in range(len(lines)) if i + 1 not in done]
+    print(f"cshogi-match: {len(lines)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
+    with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a") as log:
+        futures = [pool.submit(play_pair, settings, a.out, openings_file, i) for i in todo]
+        try:
+            for future in as_completed(futures):
+                record = future.result()
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                done[record["pair"]] = record
+                scores = "-".join(f"{g['score']:g}" for g in record["games"])
+                print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
+        except (RuntimeError, KeyboardInterrupt) as exc:
+            for f in futures:
+                f.cancel()
+            print(f"cshogi-match: stopped ({exc or 'interrupted'}); the same command goes on", flush=True)
+            return 1
+    print(report([done[k] for k in sorted(done)], settings), flush=True)
+    return 0
