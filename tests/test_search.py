@@ -433,7 +433,12 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
     ]
     + [
         (name, value, WITH_HANDS)
-        for name, value in [("QsEvasionSee", 0), ("CheckExtensionDepth", 10), ("CheckExtensionSee", 1)]
+        for name, value in [
+            ("QsEvasionSee", 0),
+            ("CheckExtensionDepth", 10),
+            ("CheckExtensionSee", 1),
+            ("AlphaRaiseReduce", 1),
+        ]
     ],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):

@@ -24,7 +24,8 @@ LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut no
 (LmrCutNode 2, undecided) and the half-ply extension of checks only from depth 10 and only
 of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
 default every check is extended); not yet measured: the null move only at expected cut nodes
-(NullMoveCutOnly) and LMR of quiet checks (LmrChecks). Futility and SEE pruning of late
+(NullMoveCutOnly), LMR of quiet checks (LmrChecks) and the later moves of a PV node a ply
+shallower once one raised alpha (AlphaRaiseReduce). Futility and SEE pruning of late
 quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
 does; a quiescence node searches at most QsMoveCount (2) captures besides recaptures on the
 last move's square, as YaneuraOu and Stockfish do, and in check skips the quiet evasions
@@ -117,6 +118,7 @@ from .params import (
     SP_SINGULAR_NEGATIVE,
     SP_CHECK_EXTENSION_DEPTH,
     SP_CHECK_EXTENSION_SEE,
+    SP_ALPHA_RAISE_REDUCE,
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
@@ -428,6 +430,18 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
     if sp[SP_PROB_CUT_DEPTH] == 0 or d_plies < sp[SP_PROB_CUT_DEPTH] or abs(beta) >= VALUE_MATE_IN_MAX:
         return False
     return not (hit and tt_depth >= depth - (PROBCUT_SHALLOWER - 1) * ONE_PLY and tt_v < pc_beta)
+
+
+@jit(inline="always")
+def _depth_after_alpha_raised(sp, depth, beta, v):
+    """The depth the later moves of a PV node get once a move raised alpha to `v`:
+    AlphaRaiseReduce plies less at nodes 3 to 11 plies deep, as Stockfish and YaneuraOu do,
+    since a later move must now beat a real score, and a shallower look says whether it
+    might; never where a mate score is in sight."""
+    r = sp[SP_ALPHA_RAISE_REDUCE]
+    if r > 0 and 3 * ONE_PLY <= depth < 12 * ONE_PLY and beta < VALUE_MATE_IN_MAX and v > -VALUE_MATE_IN_MAX:
+        return depth - r * ONE_PLY
+    return depth
 
 
 @jit(inline="always")
@@ -930,6 +944,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 if v >= beta:
                     break
                 alpha = v
+                depth = _depth_after_alpha_raised(sp, depth, beta, v)
+                d_plies = depth // ONE_PLY
         if quiet and m != best_move and quiets_tried < QUIETS_KEPT:
             ctx.quiets[ply, quiets_tried] = m  # penalised if a later move cuts off
             quiets_tried += 1
