@@ -217,20 +217,31 @@ def main(argv: list[str] | None = None) -> int:
         fh.write("".join(line + "\n" for line in lines))
     todo = [i for i in range(len(lines)) if i + 1 not in done]
     print(f"cshogi-match: {len(lines)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
+    failure = None
     with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a") as log:
         futures = [pool.submit(play_pair, settings, a.out, openings_file, i) for i in todo]
         try:
             for future in as_completed(futures):
-                record = future.result()
+                if future.cancelled():
+                    continue
+                try:
+                    record = future.result()
+                except RuntimeError as exc:  # the pairs already running still finish and count
+                    failure = failure or str(exc)
+                    for f in futures:
+                        f.cancel()
+                    continue
                 log.write(json.dumps(record) + "\n")
                 log.flush()
                 done[record["pair"]] = record
                 scores = "-".join(f"{g['score']:g}" for g in record["games"])
                 print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
-        except (RuntimeError, KeyboardInterrupt) as exc:
+        except KeyboardInterrupt:  # the clients had the signal too, and end their games
+            failure = "interrupted"
             for f in futures:
                 f.cancel()
-            print(f"cshogi-match: stopped ({exc or 'interrupted'}); the same command goes on", flush=True)
-            return 1
+    if failure:
+        print(f"cshogi-match: stopped ({failure}); the same command goes on", flush=True)
+        return 1
     print(report([done[k] for k in sorted(done)], settings), flush=True)
     return 0
