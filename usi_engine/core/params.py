@@ -67,6 +67,9 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrCutNode", 1, 0, 3, 1, "plies more for late moves at an expected cut node (YaneuraOu adds about 2.5)"),
     Param("LmrChecks", 0, 0, 1, 1, "1: quiet checks are reduced too, a ply less than other quiet moves, as YaneuraOu reduces every late move (0: checks are never reduced; not measured yet)"),
     Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off; 1 measured -7.7 +- 31.3 Elo in 454 games, undecided, docs/bench.md)"),
+    Param("LmrResearchAdjust", 0, 0, 1, 1, "1: a late move whose reduced search beat alpha is searched again a ply deeper where it beat the node's best by LmrDeeperMargin + 2 a ply, a ply shallower where by less than LmrShallowerMargin, as Stockfish and YaneuraOu do (0: at the unreduced depth; not measured yet)"),
+    Param("LmrDeeperMargin", 43, 0, 200, 5, "LmrResearchAdjust: a ply deeper above the node's best + this + 2 a ply"),
+    Param("LmrShallowerMargin", 9, 0, 60, 2, "LmrResearchAdjust: a ply shallower below the node's best + this"),
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
     Param("QsEvasionSee", 90, 0, 600, 20, "qsearch in check: once an evasion has saved the king, the quiet evasions (drops and king or piece moves that interpose) with SEE below -this are skipped, as YaneuraOu does with 90 (0: off; 90 measured +14.8 +- 11.3 Elo in 3,443 games against 0, SPRT H1, docs/bench.md)"),

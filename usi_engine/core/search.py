@@ -24,8 +24,9 @@ LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut no
 (LmrCutNode 2, undecided) and the half-ply extension of checks only from depth 10 and only
 of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
 default every check is extended); not yet measured: the null move only at expected cut nodes
-(NullMoveCutOnly), LMR of quiet checks (LmrChecks) and the later moves of a PV node a ply
-shallower once one raised alpha (AlphaRaiseReduce). Futility and SEE pruning of late
+(NullMoveCutOnly), LMR of quiet checks (LmrChecks), the later moves of a PV node a ply
+shallower once one raised alpha (AlphaRaiseReduce), and the search again of a reduced move
+that beat alpha a ply deeper or shallower by its score (LmrResearchAdjust). Futility and SEE pruning of late
 quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
 does; a quiescence node searches at most QsMoveCount (2) captures besides recaptures on the
 last move's square, as YaneuraOu and Stockfish do, and in check skips the quiet evasions
@@ -119,6 +120,9 @@ from .params import (
     SP_CHECK_EXTENSION_DEPTH,
     SP_CHECK_EXTENSION_SEE,
     SP_ALPHA_RAISE_REDUCE,
+    SP_LMR_RESEARCH_ADJUST,
+    SP_LMR_DEEPER_MARGIN,
+    SP_LMR_SHALLOWER_MARGIN,
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
@@ -430,6 +434,23 @@ def _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
     if sp[SP_PROB_CUT_DEPTH] == 0 or d_plies < sp[SP_PROB_CUT_DEPTH] or abs(beta) >= VALUE_MATE_IN_MAX:
         return False
     return not (hit and tt_depth >= depth - (PROBCUT_SHALLOWER - 1) * ONE_PLY and tt_v < pc_beta)
+
+
+@jit(inline="always")
+def _depth_after_reduced_fail_high(sp, new_depth, v, best):
+    """The depth a late move is searched again to after its reduced search beat alpha: with
+    LmrResearchAdjust, a ply deeper where it beat the node's best by far (LmrDeeperMargin
+    plus 2 a ply), as the move is likely to be the new best and worth the look, a ply
+    shallower where it only just beat it (LmrShallowerMargin), as Stockfish and YaneuraOu
+    do; the unreduced depth otherwise."""
+    if sp[SP_LMR_RESEARCH_ADJUST] == 0:
+        return new_depth
+    plies = new_depth // ONE_PLY
+    if v > best + sp[SP_LMR_DEEPER_MARGIN] + 2 * plies:
+        return new_depth + ONE_PLY
+    if v < best + sp[SP_LMR_SHALLOWER_MARGIN]:
+        return new_depth - ONE_PLY
+    return new_depth
 
 
 @jit(inline="always")
@@ -918,9 +939,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
                     r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
-            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r, ply + 1, YES)
+            reduced = new_depth - r
+            v = -search(pos, ctx, -alpha - 1, -alpha, reduced, ply + 1, YES)
             if v > alpha and r > 0:
-                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
+                new_depth = _depth_after_reduced_fail_high(sp, new_depth, v, best)
+                if new_depth > reduced:
+                    v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
             if restricted and osl_end(ctx, v, alpha):
                 # an unproven fail-high: the same scout without the restriction
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
