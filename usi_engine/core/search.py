@@ -21,17 +21,17 @@ improving (LmrNotImproving, measured negative), ProbCut (ProbCutDepth, undecided
 shallower search of a TT move that is not singular where a cutoff is expected
 (SingularNegative, undecided), more LMR after a capturing TT move (LmrTtCapture, undecided),
 LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut nodes
-(LmrCutNode 2, undecided) and the half-ply extension of checks only from depth 10 and only
+(LmrCutNode 2, undecided), the half-ply extension of checks only from depth 10 and only
 of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
-default every check is extended); not yet measured: the null move only at expected cut nodes
-(NullMoveCutOnly), LMR of quiet checks (LmrChecks), the later moves of a PV node a ply
-shallower once one raised alpha (AlphaRaiseReduce), and the search again of a reduced move
-that beat alpha a ply deeper or shallower by its score (LmrResearchAdjust). Futility and SEE pruning of late
-quiet moves judge a move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish
-does; a quiescence node searches at most QsMoveCount (2) captures besides recaptures on the
-last move's square, as YaneuraOu and Stockfish do, and in check skips the quiet evasions
-that lose material by SEE once one evasion has saved the king (QsEvasionSee 90), as
-YaneuraOu does.
+default every check is extended) and the later moves of a PV node a ply shallower once one
+raised alpha (AlphaRaiseReduce, undecided); not yet measured: the null move only at
+expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks) and the search again
+of a reduced move that beat alpha a ply deeper or shallower by its score
+(LmrResearchAdjust). Futility and SEE pruning of late quiet moves judge a move by the depth
+LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node searches at
+most QsMoveCount (2) captures besides recaptures on the last move's square, as YaneuraOu and
+Stockfish do, and in check skips the quiet evasions that lose material by SEE once one
+evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 """
 
 import numpy as np
