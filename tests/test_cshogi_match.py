@@ -53,13 +53,17 @@ def test_pairs_are_played_kept_and_not_played_again(tmp_path, openings, capsys):
         records = list((out / "csa" / f"pair-{pair:04d}").glob("*.csa"))
         assert len(records) == 2 and all(first_move in r.read_text() for r in records)
 
+    # a line cut by a kill is passed over, and the next record does not join it
+    with open(out / "pairs.jsonl", "a") as fh:
+        fh.write('{"pair": 2, "ope')
     # the same command again plays nothing; two games more play only the third pair
     assert cshogi_match.main(argv(openings, out)) == 0
     assert "2 played before, 0 to play" in capsys.readouterr().out
     assert cshogi_match.main(argv(openings, out, 6)) == 0
     assert "2 played before, 1 to play" in capsys.readouterr().out
     lines = (out / "pairs.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["pair"] for line in lines) == [1, 2, 3]
+    assert lines[2] == '{"pair": 2, "ope'  # the cut line, left as it was
+    assert sorted(json.loads(line)["pair"] for line in lines[:2] + lines[3:]) == [1, 2, 3]
 
 
 def test_a_folder_of_another_run_is_refused(tmp_path, openings):

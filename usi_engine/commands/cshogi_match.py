@@ -218,7 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     todo = [i for i in range(len(lines)) if i + 1 not in done]
     print(f"cshogi-match: {len(lines)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
     failure = None
-    with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a") as log:
+    with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a+") as log:
+        log.seek(0, os.SEEK_END)
+        if log.tell() > 0:  # a line cut by a kill is ended, so that the next one stands alone
+            log.seek(log.tell() - 1)
+            if log.read(1) != "\n":
+                log.write("\n")
         futures = [pool.submit(play_pair, settings, a.out, openings_file, i) for i in todo]
         try:
             for future in as_completed(futures):

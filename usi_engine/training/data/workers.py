@@ -109,7 +109,8 @@ def start_teacher(start: Callable[[], Teacher]) -> Teacher:
     to the worker's life: killed when the run stops the worker or the worker is orphaned,
     told to quit when the pool shuts down normally."""
     started: list = []
-    # registered before the start, so that a stop during a slow start kills what started
+    # the stop handler is in place before the teacher starts; a stop during its start finds
+    # no teacher to kill yet (the worker exits, and the teacher's pipes close with it)
     stop_with_the_run(release=lambda: started[0].kill() if started else None)
     teacher = start()
     started.append(teacher)
