@@ -17,6 +17,9 @@ give this engine as ``launchers/usi-engine.sh`` or the ``usi-engine`` console sc
 keeps no clock at byoyomi alone, so a slow move is never lost on time there, where
 ``usi-engine match`` forfeits a move more than 300 ms late. It writes each game's CSA record
 under ``csa/pair-NNNN/`` and its own output in ``logs/pair-NNNN.log``.
+
+Ctrl-C or a ``kill`` of the run (SIGINT, SIGTERM) ends every client and the engines it
+started; the pairs they were playing are played again by the next run.
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from typing import TextIO
 
+from usi_engine.interrupt import Stopped, stop_on_signals
 from usi_engine.match.config import load_openings
 from usi_engine.match.stats import Results, summarize
 
@@ -135,19 +142,58 @@ def read_pair(output: str, s: Settings) -> list[dict]:
     return games
 
 
-def play_pair(s: Settings, out: str, openings_file: str, index: int) -> dict:
+class Clients:
+    """The client runs going on now. Each starts in a process group of its own, which the
+    engines it starts join, so that a stop ends a client and its engines together: a Ctrl-C
+    at a terminal reaches them all, but a ``kill`` of the run, or a stop of a run started in
+    the background, reaches the run alone."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def run(self, cmd: list[str]) -> tuple[int, str, str]:
+        """The client's exit status, stdout and stderr; RuntimeError once stopped."""
+        with self._lock:  # no client starts after stop() has ended those running
+            if self._stopped:
+                raise RuntimeError("the run was stopped")
+            proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                errors="replace", start_new_session=True,
+            )  # fmt: skip
+            self._running.add(proc)
+        try:
+            stdout, stderr = proc.communicate()
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        return proc.returncode, stdout, stderr
+
+    def stop(self) -> None:
+        """Kill every client running and its engines; start no more."""
+        with self._lock:
+            self._stopped = True
+            for proc in self._running:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:  # it ended meanwhile
+                    pass
+
+
+def play_pair(clients: Clients, s: Settings, out: str, openings_file: str, index: int) -> dict:
     """Opening `index` played by the client; its record, or RuntimeError naming the log."""
     name = f"pair-{index + 1:04d}"
     log = os.path.join(out, "logs", name + ".log")
     # a folder per pair: the client names a record by the engines and the second it began
     cmd = client_command(s, openings_file, index, os.path.join(out, "csa", name))
-    done = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
+    returncode, stdout, stderr = clients.run(cmd)
     with open(log, "w", encoding="utf-8") as fh:
-        fh.write(done.stdout + done.stderr)
+        fh.write(stdout + stderr)
     try:
-        if done.returncode != 0:
-            raise ValueError(f"the client exited with {done.returncode}")
-        games = read_pair(done.stdout, s)
+        if returncode != 0:
+            raise ValueError(f"the client exited with {returncode}")
+        games = read_pair(stdout, s)
     except ValueError as exc:
         raise RuntimeError(f"pair {index + 1}: {exc}; its output is in {log}") from None
     return {"pair": index + 1, "opening": s.opening_start + index, "games": games}
@@ -193,6 +239,28 @@ def report(pairs: list[dict], s: Settings) -> str:
     )
 
 
+def keep_pairs(futures: list[Future], log: TextIO, done: dict[int, dict]) -> str | None:
+    """Each pair's record into `log` and `done` as it ends; after a pair fails, none starts,
+    the pairs running still count, and the first failure is returned."""
+    failure = None
+    for future in as_completed(futures):
+        if future.cancelled():
+            continue
+        try:
+            record = future.result()
+        except RuntimeError as exc:
+            failure = failure or str(exc)
+            for f in futures:
+                f.cancel()
+            continue
+        log.write(json.dumps(record) + "\n")
+        log.flush()
+        done[record["pair"]] = record
+        scores = "-".join(f"{g['score']:g}" for g in record["games"])
+        print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
+    return failure
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.games < 2 or a.games % 2:
@@ -217,34 +285,23 @@ def main(argv: list[str] | None = None) -> int:
         fh.write("".join(line + "\n" for line in lines))
     todo = [i for i in range(len(lines)) if i + 1 not in done]
     print(f"cshogi-match: {len(lines)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
-    failure = None
+    clients = Clients()
     with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a+") as log:
         log.seek(0, os.SEEK_END)
         if log.tell() > 0:  # a line cut by a kill is ended, so that the next one stands alone
             log.seek(log.tell() - 1)
             if log.read(1) != "\n":
                 log.write("\n")
-        futures = [pool.submit(play_pair, settings, a.out, openings_file, i) for i in todo]
+        futures = [pool.submit(play_pair, clients, settings, a.out, openings_file, i) for i in todo]
         try:
-            for future in as_completed(futures):
-                if future.cancelled():
-                    continue
-                try:
-                    record = future.result()
-                except RuntimeError as exc:  # the pairs already running still finish and count
-                    failure = failure or str(exc)
-                    for f in futures:
-                        f.cancel()
-                    continue
-                log.write(json.dumps(record) + "\n")
-                log.flush()
-                done[record["pair"]] = record
-                scores = "-".join(f"{g['score']:g}" for g in record["games"])
-                print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
-        except KeyboardInterrupt:  # the clients had the signal too, and end their games
-            failure = "interrupted"
+            with stop_on_signals():
+                failure = keep_pairs(futures, log, done)
+        except Stopped as exc:  # the pairs being played end unfinished, and are not kept
             for f in futures:
                 f.cancel()
+            clients.stop()
+            print(f"cshogi-match: stopped ({exc.signame}); the same command goes on", flush=True)
+            return exc.exit_code
     if failure:
         print(f"cshogi-match: stopped ({failure}); the same command goes on", flush=True)
         return 1
