@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from processes import alive, pid_recording_engine, recorded_pids, wait_for
 
 from usi_engine.commands import cshogi_match
 
@@ -100,22 +101,11 @@ def test_a_client_that_fails_names_its_log(tmp_path, openings, capsys):
     assert "pair-0001.log" in text and not (out / "pairs.jsonl").read_text()
 
 
-def _alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie waiting for its parent."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
 def test_a_kill_of_the_run_ends_its_clients_and_their_engines(tmp_path, openings):
     """SIGTERM to the run alone (not its process group, as a background run is stopped)."""
     pids = tmp_path / "pids"
-    slow = tmp_path / "slow_engine"  # thinks ten minutes a move: the games never end here
-    slow.write_text(f'#!/bin/sh\necho $$ >> "{pids}"\nexec "{sys.executable}" "{RANDOM}" --sleep-ms 600000\n')
-    slow.chmod(0o755)
+    # it thinks ten minutes a move: the games never end here
+    slow = pid_recording_engine(tmp_path, f'"{sys.executable}" "{RANDOM}" --sleep-ms 600000', pids)
     out = tmp_path / "run"
     args = argv(openings, out, 4)
     args[args.index("--engine1") + 1] = args[args.index("--engine2") + 1] = str(slow)
@@ -123,23 +113,14 @@ def test_a_kill_of_the_run_ends_its_clients_and_their_engines(tmp_path, openings
         [sys.executable, "-m", "usi_engine", "cshogi-match", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # both pairs' clients have started both engines
-            if pids.exists() and len(pids.read_text().split()) == 4:
-                break
-            time.sleep(0.1)
-        engines = [int(pid) for pid in pids.read_text().split()]
-        assert len(engines) == 4
-        time.sleep(1)  # the engines are thinking about their first move
+    try:  # both pairs' clients have started both engines, which think about a move
+        assert wait_for(lambda: len(recorded_pids(pids)) == 4, 60)
+        time.sleep(1)
         run.send_signal(signal.SIGTERM)
         text, _ = run.communicate(timeout=30)
     finally:
         run.kill()
     assert run.returncode == 143
     assert "cshogi-match: stopped (SIGTERM); the same command goes on" in text
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in engines) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(pid) for pid in engines)
+    assert wait_for(lambda: not any(alive(pid) for pid in recorded_pids(pids)), 10)
     assert (out / "pairs.jsonl").read_text() == ""  # nothing kept of the unfinished pairs

@@ -10,57 +10,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from processes import alive, children_of, live_processes, processes_with, wait_for
+
 from usi_engine.training.data import psv
 
 REPO = Path(__file__).resolve().parent.parent
 RANDOM_ENGINE = REPO / "tests" / "fixtures" / "random_engine.py"
-
-
-def live_processes() -> list[tuple[int, int, list[bytes]]]:
-    """(pid, parent pid, command line words) of every process that is not a zombie."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if stat[0] != "Z":
-            found.append((int(entry), int(stat[1]), cmdline))
-    return found
-
-
-def processes_with(token: str) -> list[int]:
-    """Pids of live processes whose command line holds the word `token`."""
-    return [pid for pid, _, cmdline in live_processes() if token.encode() in cmdline]
-
-
-def children_of(parent: int) -> list[int]:
-    return [pid for pid, ppid, _ in live_processes() if ppid == parent]
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
 
 
 def start_run(out: Path, name: str, *, ignore_sigint: bool, new_session: bool) -> subprocess.Popen:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from usi_engine.match.cli import engine_from_fields, parse_engine_tokens
 from usi_engine.match.config import EngineSpec
+from usi_engine.interrupt import Stopped, stop_on_signals
 from usi_engine.usiproc import EngineError, UsiProcess
 
 from . import PACKAGE, data_file
@@ -270,10 +271,14 @@ def main(argv: list[str] | None = None) -> int:
         limit = f"byoyomi {args.byoyomi} ms"
     print(f"# {len(positions)} positions from {args.positions}, {limit}, the engines in turn")
     try:
-        results = run_engines(engines, positions, go, timeout_s)
+        with stop_on_signals():  # a kill, too, ends the engines (each in a session of its own)
+            results = run_engines(engines, positions, go, timeout_s)
     except EngineError as exc:
         print(f"node-rate: {exc}", file=sys.stderr)
         return 1
+    except Stopped as exc:
+        print(f"node-rate: stopped ({exc.signame})", file=sys.stderr)
+        return exc.exit_code
     report(engines, results, positions)
     if args.depth:
         tree_report(engines, results, args.depth)
