@@ -4,8 +4,10 @@ engine's path imports none of them."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,28 @@ def test_the_engine_and_the_table_import_no_command():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def _joined_lines(source: bytes) -> list[int]:
+    """Lines where a triple-quoted string that is not raw ends a line with one backslash
+    (after its first character: a backslash right after the quotes only drops that newline)."""
+    found = []
+    for token in tokenize.tokenize(io.BytesIO(source).readline):
+        if token.type != tokenize.STRING:
+            continue
+        prefix, _, rest = token.string.partition(token.string[-1] * 3)
+        if not rest or "r" in prefix.lower():
+            continue
+        if "\\\n" in rest.replace("\\\\", "")[1:]:
+            found.append(token.start[0])
+    return found
+
+
+def test_no_help_text_joins_an_example_to_the_next_line():
+    """A shell example continued with a backslash must spell it `\\\\` in a string that is
+    not raw: one ends the line inside Python, and --help prints the two lines as one."""
+    files = sorted((REPO / "usi_engine").rglob("*.py")) + sorted((REPO / "scripts").rglob("*.py"))
+    joined = [
+        f"{path.relative_to(REPO)}:{line}" for path in files for line in _joined_lines(path.read_bytes())
+    ]
+    assert joined == []

@@ -5,7 +5,7 @@
     usi-engine train data/gen1 --out nets/kp1 --epochs 20   # again: goes on from
                                                             # nets/kp1/checkpoint.pt (epochs 11-20)
     usi-engine train data/gen2 --out nets/kp2 --init nets/kp1/nn.bin   # next round
-    usi-engine train data/gen2 --out nets/h128 --init nets/h64/nn.bin \
+    usi-engine train data/gen2 --out nets/h128 --init nets/h64/nn.bin \\
         --arch halfkp_128x2-32-32                   # wider, starting from h64's evaluation
 
 The last shard is held out for validation unless --val names files or folders.  Outputs:
