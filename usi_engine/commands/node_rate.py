@@ -32,9 +32,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from usi_engine.interrupt import Stopped, stop_on_signals
 from usi_engine.match.cli import engine_from_fields, parse_engine_tokens
 from usi_engine.match.config import EngineSpec
-from usi_engine.interrupt import Stopped, stop_on_signals
 from usi_engine.usiproc import EngineError, UsiProcess
 
 from . import PACKAGE, data_file
