@@ -5,6 +5,9 @@ is killed, its children's zombies wait for whatever process adopts them."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,6 +53,9 @@ def wait_for(predicate, timeout: float) -> bool:
     return predicate()
 
 
+RANDOM_ENGINE = Path(__file__).resolve().parent / "fixtures" / "random_engine.py"
+
+
 def pid_recording_engine(folder: Path, engine: str, pids: Path) -> Path:
     """An executable at folder/engine.sh that appends its pid to `pids`, then becomes the
     command `engine` (keeping that pid): a client that starts an engine by its path alone
@@ -62,3 +68,25 @@ def pid_recording_engine(folder: Path, engine: str, pids: Path) -> Path:
 
 def recorded_pids(pids: Path) -> list[int]:
     return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+
+
+def slow_engine(folder: Path, pids: Path) -> Path:
+    """A random mover that thinks ten minutes a move (no game ends in a test), started by
+    its path alone, recording its pid in `pids`."""
+    return pid_recording_engine(folder, f'"{sys.executable}" "{RANDOM_ENGINE}" --sleep-ms 600000', pids)
+
+
+def sigterm_once_engines_think(cmd: list[str], pids: Path, engines: int) -> subprocess.CompletedProcess:
+    """Run `cmd`; once `engines` engines have recorded their pids in `pids` and thought a
+    second, SIGTERM to the command alone (not its process group, as a background run is
+    stopped). Its exit status and output, after every engine it started has ended."""
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: len(recorded_pids(pids)) == engines, 60)
+        time.sleep(1)
+        run.send_signal(signal.SIGTERM)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        run.kill()
+    assert wait_for(lambda: not any(alive(pid) for pid in recorded_pids(pids)), 10)
+    return subprocess.CompletedProcess(cmd, run.returncode, stdout, stderr)

@@ -2,13 +2,10 @@
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import pytest
-from processes import alive, pid_recording_engine, recorded_pids, wait_for
+from processes import sigterm_once_engines_think, slow_engine
 
 from usi_engine.commands import cshogi_match
 
@@ -102,25 +99,13 @@ def test_a_client_that_fails_names_its_log(tmp_path, openings, capsys):
 
 
 def test_a_kill_of_the_run_ends_its_clients_and_their_engines(tmp_path, openings):
-    """SIGTERM to the run alone (not its process group, as a background run is stopped)."""
+    """SIGTERM to the run alone, while both pairs' clients have their engines thinking."""
     pids = tmp_path / "pids"
-    # it thinks ten minutes a move: the games never end here
-    slow = pid_recording_engine(tmp_path, f'"{sys.executable}" "{RANDOM}" --sleep-ms 600000', pids)
+    slow = slow_engine(tmp_path, pids)
     out = tmp_path / "run"
     args = argv(openings, out, 4)
     args[args.index("--engine1") + 1] = args[args.index("--engine2") + 1] = str(slow)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "usi_engine", "cshogi-match", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:  # both pairs' clients have started both engines, which think about a move
-        assert wait_for(lambda: len(recorded_pids(pids)) == 4, 60)
-        time.sleep(1)
-        run.send_signal(signal.SIGTERM)
-        text, _ = run.communicate(timeout=30)
-    finally:
-        run.kill()
-    assert run.returncode == 143
-    assert "cshogi-match: stopped (SIGTERM); the same command goes on" in text
-    assert wait_for(lambda: not any(alive(pid) for pid in recorded_pids(pids)), 10)
+    done = sigterm_once_engines_think([sys.executable, "-m", "usi_engine", "cshogi-match", *args], pids, 4)
+    assert done.returncode == 143
+    assert "cshogi-match: stopped (SIGTERM); the same command goes on" in done.stdout
     assert (out / "pairs.jsonl").read_text() == ""  # nothing kept of the unfinished pairs

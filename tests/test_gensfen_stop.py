@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from processes import alive, children_of, live_processes, processes_with, wait_for
+from processes import RANDOM_ENGINE, alive, children_of, live_processes, processes_with, wait_for
 
 from usi_engine.training.data import psv
 
 REPO = Path(__file__).resolve().parent.parent
-RANDOM_ENGINE = REPO / "tests" / "fixtures" / "random_engine.py"
 
 
 def start_run(out: Path, name: str, *, ignore_sigint: bool, new_session: bool) -> subprocess.Popen:

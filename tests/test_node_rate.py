@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import time
 
-from processes import alive, pid_recording_engine, recorded_pids, wait_for
+from processes import sigterm_once_engines_think, slow_engine
 
 from usi_engine.commands import node_rate
-
-RANDOM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "random_engine.py")
 
 
 def test_info_lines_give_depth_nodes_and_time():
@@ -104,18 +98,17 @@ def test_a_kill_ends_the_engines(tmp_path):
     positions = tmp_path / "p.txt"
     positions.write_text("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1  # the start\n")
     pids = tmp_path / "pids"
-    slow = pid_recording_engine(tmp_path, f'"{sys.executable}" "{RANDOM}" --sleep-ms 600000', pids)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "usi_engine", "node-rate", "--positions", str(positions), "--byoyomi", "1000"]
-        + ["--engine", f"cmd={slow}", "name=first", "--engine", f"cmd={slow}", "name=second"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:  # both engines started; the first thinks about the position
-        assert wait_for(lambda: len(recorded_pids(pids)) == 2, 60)
-        time.sleep(1)
-        run.send_signal(signal.SIGTERM)
-        _, errors = run.communicate(timeout=30)
-    finally:
-        run.kill()
-    assert run.returncode == 143 and "node-rate: stopped (SIGTERM)" in errors
-    assert wait_for(lambda: not any(alive(pid) for pid in recorded_pids(pids)), 10)
+    slow = slow_engine(tmp_path, pids)
+    cmd = [
+        sys.executable,
+        "-m",
+        "usi_engine",
+        "node-rate",
+        "--positions",
+        str(positions),
+        "--byoyomi",
+        "1000",
+    ]
+    engines = ["--engine", f"cmd={slow}", "name=first", "--engine", f"cmd={slow}", "name=second"]
+    done = sigterm_once_engines_think(cmd + engines, pids, 2)
+    assert done.returncode == 143 and "node-rate: stopped (SIGTERM)" in done.stderr
