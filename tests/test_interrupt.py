@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from usi_engine.interrupt import Stopped, stop_on_signals
+from usi_engine.interrupt import Stopped, stop_on_signals, stops_held
 
 REPO = Path(__file__).resolve().parent.parent
 RANDOM_ENGINE = REPO / "tests" / "fixtures" / "random_engine.py"
@@ -39,6 +39,33 @@ def test_even_an_ignored_sigint_stops_the_block():
             with stop_on_signals():
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(5)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_stop_inside_stops_held_arrives_as_the_block_ends():
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    reached = []
+    with pytest.raises(Stopped) as caught:
+        with stop_on_signals():
+            with stops_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.3)  # a handler would have run by now
+                reached.append("the end of the block")
+            reached.append("past the block")
+    assert reached == ["the end of the block"]
+    assert caught.value.signame == "SIGTERM"
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_an_ignored_signal_stays_ignored_in_stops_held():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with stops_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)
+        time.sleep(0.1)
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -6,6 +6,9 @@ SIGTERM raise :class:`Stopped` in the main thread while the job runs.  The handl
 installed explicitly because a shell starts a background job (``cmd &`` in a script) with
 SIGINT ignored, and Python then never raises KeyboardInterrupt at all.
 
+A few library waits must not be broken into: :func:`stops_held` makes a stop arrive just
+after one instead of inside it.
+
 A worker process of such a job (a multiprocessing pool's) calls :func:`stop_with_the_run`
 first: the job alone decides when to stop, and what the worker started (a teacher engine)
 ends with it.
@@ -49,6 +52,36 @@ def stop_on_signals() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+@contextmanager
+def stops_held() -> Iterator[None]:
+    """SIGINT and SIGTERM arriving inside the block are noted, and delivered again, with
+    the handlers of the moment, when it ends; a signal the process ignores stays ignored.
+    Only for a block that returns soon (a wait with a timeout of a fraction of a second).
+
+    concurrent.futures' ``wait`` and ``as_completed`` lock the condition of every future
+    they watch, one by one in a Python loop.  An exception raised by a signal handler
+    between two of those locks leaves the rest held for good, and the pool's own threads
+    block on them as they finish a unit: the run hangs at its stop instead of ending.
+
+    Off the main thread (where no handler runs) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous: dict[int, Callable | int] = {}
+    try:
+        for signum in STOP_SIGNALS:
+            handler = signal.getsignal(signum)
+            if handler not in (signal.SIG_IGN, None):  # None: set outside Python, left alone
+                previous[signum] = signal.signal(signum, lambda signum, frame: arrived.append(signum))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)  # its handler runs here, outside the wait
 
 
 def stop_with_the_run(release: Callable[[], None]) -> None:

@@ -32,16 +32,17 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from typing import TextIO
 
-from usi_engine.interrupt import Stopped, stop_on_signals
+from usi_engine.interrupt import Stopped, stop_on_signals, stops_held
 from usi_engine.match.config import load_openings
 from usi_engine.match.stats import Results, summarize
 
 PAIRS = "pairs.jsonl"
 SETTINGS = "settings.json"
+POLL_SECONDS = 0.2  # how long a wait for the next pair lasts, at most, before a stop is seen
 
 # how cshogi's client announces the end of a game ("まで{n}手で..."), in its own words
 ENDINGS = (
@@ -241,23 +242,29 @@ def report(pairs: list[dict], s: Settings) -> str:
 
 def keep_pairs(futures: list[Future], log: TextIO, done: dict[int, dict]) -> str | None:
     """Each pair's record into `log` and `done` as it ends; after a pair fails, none starts,
-    the pairs running still count, and the first failure is returned."""
+    the pairs running still count, and the first failure is returned.  A stop arrives
+    between waits (interrupt.stops_held), never inside one, where it would leave futures
+    locked and the pairs' threads blocked at their end."""
     failure = None
-    for future in as_completed(futures):
-        if future.cancelled():
-            continue
-        try:
-            record = future.result()
-        except RuntimeError as exc:
-            failure = failure or str(exc)
-            for f in futures:
-                f.cancel()
-            continue
-        log.write(json.dumps(record) + "\n")
-        log.flush()
-        done[record["pair"]] = record
-        scores = "-".join(f"{g['score']:g}" for g in record["games"])
-        print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
+    pending = set(futures)
+    while pending:
+        with stops_held():
+            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        for future in finished:
+            if future.cancelled():
+                continue
+            try:
+                record = future.result()
+            except RuntimeError as exc:
+                failure = failure or str(exc)
+                for f in futures:
+                    f.cancel()
+                continue
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+            done[record["pair"]] = record
+            scores = "-".join(f"{g['score']:g}" for g in record["games"])
+            print(f"pair {record['pair']} (opening {record['opening']}): {scores}", flush=True)
     return failure
 
 

@@ -9,13 +9,17 @@ What such a run needs of its pool, and multiprocessing.Pool does not give:
 - a worker whose set-up fails (its teacher does not start) ends the run with that error;
   Pool starts replacements that fail the same way, without end;
 - a run that stops on an exception (Ctrl-C, SIGTERM, a failed unit) terminates every
-  worker, and each kills its teacher on the way out (interrupt.stop_with_the_run).
+  worker, and each kills its teacher on the way out (interrupt.stop_with_the_run);
+- a stop never lands inside concurrent.futures' bookkeeping, which it would leave locked
+  (interrupt.stops_held), and only a few units are handed to the executor at a time, so a
+  wait watches a few futures, not one per shard of a run.
 
 concurrent.futures' ProcessPoolExecutor notices dead workers; this module adds the other two.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import multiprocessing.util
 from collections.abc import Callable, Iterable, Iterator
@@ -23,13 +27,14 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from ...interrupt import Stopped, stop_with_the_run
+from ...interrupt import Stopped, stop_with_the_run, stops_held
 from ...usiproc import EngineError
 
 # spawn: a worker starts clean (no inherited numba or thread state) on every platform.
 # Queues a worker is given at its start must come from this context.
 CONTEXT = multiprocessing.get_context("spawn")
 POLL_SECONDS = 0.2  # how often `results` calls its poll function while units run
+UNITS_PER_WORKER = 2  # units handed to the executor per worker: one running, one waiting
 
 
 class WorkerDied(RuntimeError):
@@ -60,6 +65,7 @@ class WorkerPool:
 
     def __init__(self, workers: int, initializer: Callable[..., None], initargs: tuple = ()) -> None:
         self._before = set(multiprocessing.active_children())
+        self._workers = workers
         self._executor = ProcessPoolExecutor(
             workers, mp_context=CONTEXT, initializer=_set_up, initargs=(initializer, initargs)
         )
@@ -84,11 +90,17 @@ class WorkerPool:
         """``task(item)`` for every item, run in the workers, yielded as each finishes; `poll`
         is called every POLL_SECONDS meanwhile.  A unit's exception (or the set-up's) is
         raised here; a worker that died raises :class:`WorkerDied`."""
-        pending = {self._executor.submit(_run, task, item) for item in items}
-        while pending:
-            done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-            if poll is not None:
-                poll()
+        waiting = iter(items)
+        pending: set = set()
+        while True:
+            for item in itertools.islice(waiting, UNITS_PER_WORKER * self._workers - len(pending)):
+                pending.add(self._executor.submit(_run, task, item))
+            if not pending:
+                return
+            with stops_held():
+                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                if poll is not None:
+                    poll()
             for future in done:
                 try:
                     result = future.result()
