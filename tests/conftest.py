@@ -198,6 +198,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_node_rate::test_a_kill_ends_the_engines": ("slow", "subprocess"),
     "test_cshogi_match": ("subprocess",),
     "test_gensfen_stop": ("slow", "subprocess"),
+    "test_workers": ("subprocess",),
     "test_score_gap": ("subprocess",),
     "test_analysis::test_command_line_with_another_engine_and_a_broken_record": ("subprocess",),
     "test_analysis::test_an_engine_that_dies_costs_only_its_positions": ("subprocess",),
