@@ -76,15 +76,17 @@ def slow_engine(folder: Path, pids: Path) -> Path:
     return pid_recording_engine(folder, f'"{sys.executable}" "{RANDOM_ENGINE}" --sleep-ms 600000', pids)
 
 
-def sigterm_once_engines_think(cmd: list[str], pids: Path, engines: int) -> subprocess.CompletedProcess:
+def signal_once_engines_think(
+    cmd: list[str], pids: Path, engines: int, signum: int = signal.SIGTERM
+) -> subprocess.CompletedProcess:
     """Run `cmd`; once `engines` engines have recorded their pids in `pids` and thought a
-    second, SIGTERM to the command alone (not its process group, as a background run is
+    second, `signum` to the command alone (not its process group, as a background run is
     stopped). Its exit status and output, after every engine it started has ended."""
     run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert wait_for(lambda: len(recorded_pids(pids)) == engines, 60)
         time.sleep(1)
-        run.send_signal(signal.SIGTERM)
+        run.send_signal(signum)
         stdout, stderr = run.communicate(timeout=30)
     finally:
         run.kill()

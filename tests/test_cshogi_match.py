@@ -2,10 +2,11 @@
 
 import json
 import os
+import signal
 import sys
 
 import pytest
-from processes import sigterm_once_engines_think, slow_engine
+from processes import signal_once_engines_think, slow_engine
 
 from usi_engine.commands import cshogi_match
 
@@ -98,14 +99,20 @@ def test_a_client_that_fails_names_its_log(tmp_path, openings, capsys):
     assert "pair-0001.log" in text and not (out / "pairs.jsonl").read_text()
 
 
-def test_a_kill_of_the_run_ends_its_clients_and_their_engines(tmp_path, openings):
-    """SIGTERM to the run alone, while both pairs' clients have their engines thinking."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_kill_of_the_run_ends_its_clients_and_their_engines(tmp_path, openings, signum):
+    """A signal to the run alone, while both pairs' clients have their engines thinking:
+    SIGTERM stops the run, which ends them; after SIGKILL each client's orphan guard does."""
     pids = tmp_path / "pids"
     slow = slow_engine(tmp_path, pids)
     out = tmp_path / "run"
     args = argv(openings, out, 4)
     args[args.index("--engine1") + 1] = args[args.index("--engine2") + 1] = str(slow)
-    done = sigterm_once_engines_think([sys.executable, "-m", "usi_engine", "cshogi-match", *args], pids, 4)
-    assert done.returncode == 143
-    assert "cshogi-match: stopped (SIGTERM); the same command goes on" in done.stdout
+    command = [sys.executable, "-m", "usi_engine", "cshogi-match", *args]
+    done = signal_once_engines_think(command, pids, 4, signum)  # every engine ended, or it fails
+    if signum == signal.SIGKILL:
+        assert done.returncode == -signal.SIGKILL
+    else:
+        assert done.returncode == 143
+        assert "cshogi-match: stopped (SIGTERM); the same command goes on" in done.stdout
     assert (out / "pairs.jsonl").read_text() == ""  # nothing kept of the unfinished pairs

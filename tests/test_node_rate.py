@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from processes import sigterm_once_engines_think, slow_engine
+from processes import signal_once_engines_think, slow_engine
 
 from usi_engine.commands import node_rate
 
@@ -110,5 +110,5 @@ def test_a_kill_ends_the_engines(tmp_path):
         "1000",
     ]
     engines = ["--engine", f"cmd={slow}", "name=first", "--engine", f"cmd={slow}", "name=second"]
-    done = sigterm_once_engines_think(cmd + engines, pids, 2)
+    done = signal_once_engines_think(cmd + engines, pids, 2)
     assert done.returncode == 143 and "node-rate: stopped (SIGTERM)" in done.stderr

@@ -19,7 +19,8 @@ keeps no clock at byoyomi alone, so a slow move is never lost on time there, whe
 under ``csa/pair-NNNN/`` and its own output in ``logs/pair-NNNN.log``.
 
 Ctrl-C or a ``kill`` of the run (SIGINT, SIGTERM) ends every client and the engines it
-started; the pairs they were playing are played again by the next run.
+started; the pairs they were playing are played again by the next run.  A run killed
+outright (SIGKILL) takes them with it within seconds (usi_engine.orphan_guard).
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ class Clients:
     """The client runs going on now. Each starts in a process group of its own, which the
     engines it starts join, so that a stop ends a client and its engines together: a Ctrl-C
     at a terminal reaches them all, but a ``kill`` of the run, or a stop of a run started in
-    the background, reaches the run alone."""
+    the background, reaches the run alone.  The group's leader is an orphan guard, which
+    ends the group if the run is killed outright."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -160,8 +162,9 @@ class Clients:
             if self._stopped:
                 raise RuntimeError("the run was stopped")
             proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-                errors="replace", start_new_session=True,
+                [sys.executable, "-m", "usi_engine.orphan_guard", *cmd], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                start_new_session=True,
             )  # fmt: skip
             self._running.add(proc)
         try:
