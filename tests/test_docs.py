@@ -97,6 +97,46 @@ def test_a_broken_link_is_reported(tmp_path):
     assert "missing.md" in problems[0] and "no heading #no-part" in problems[1]
 
 
+def fence_problems(text: str) -> list[str]:
+    """Code blocks that do not close: a closing fence is the fence alone on its line (text
+    after it leaves the block open, and the page below it shows as code)."""
+    problems, fence, opened = [], None, 0
+    for number, line in enumerate(text.splitlines(), 1):
+        mark = line[:3]
+        if mark not in ("```", "~~~"):
+            continue
+        if fence is None:
+            fence, opened = mark, number
+        elif mark == fence and line.strip() == fence:
+            fence = None
+        elif mark == fence:
+            problems.append(
+                f"line {number}: text after a closing fence, so it does not close the block of line {opened}"
+            )
+    if fence is not None:
+        problems.append(f"the code block of line {opened} never closes")
+    return problems
+
+
+def test_every_code_block_closes():
+    problems = [
+        f"{page.name}: {p}"
+        for page in PAGES
+        if page.exists()
+        for p in fence_problems(page.read_text("utf-8"))
+    ]
+    assert problems == []
+
+
+def test_a_fence_with_text_after_it_is_caught():
+    text = "```sh\nusi-engine bench\n``` Commands:\n\n```sh\nusi-engine perft\n```\n"
+    assert fence_problems(text) == [
+        "line 3: text after a closing fence, so it does not close the block of line 1",
+        "line 5: text after a closing fence, so it does not close the block of line 1",
+    ]
+    assert fence_problems("```sh\nusi-engine bench\n") == ["the code block of line 1 never closes"]
+
+
 # --- README's commands -------------------------------------------------------------------
 
 # Commands that set up the environment: they name no tool of this project.
