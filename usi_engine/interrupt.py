@@ -62,8 +62,8 @@ def stops_held() -> Iterator[None]:
 
     concurrent.futures' ``wait`` and ``as_completed`` lock the condition of every future
     they watch, one by one in a Python loop.  An exception raised by a signal handler
-    between two of those locks leaves the rest held for good, and the pool's own threads
-    block on them as they finish a unit: the run hangs at its stop instead of ending.
+    between two of those locks leaves the ones already taken held for good, and the pool's
+    own threads block on them as they finish a unit: the run hangs at its stop.
 
     Off the main thread (where no handler runs) the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
