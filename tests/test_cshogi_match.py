@@ -6,7 +6,15 @@ import signal
 import sys
 
 import pytest
-from processes import signal_once_engines_think, slow_engine
+from processes import (
+    RANDOM_ENGINE,
+    alive,
+    pid_recording_engine,
+    processes_with,
+    recorded_pids,
+    signal_once_engines_think,
+    slow_engine,
+)
 
 from usi_engine.commands import cshogi_match
 
@@ -97,6 +105,30 @@ def test_a_client_that_fails_names_its_log(tmp_path, openings, capsys):
     text = capsys.readouterr().out
     assert "pair 1: the client exited with 1; its output is in" in text
     assert "pair-0001.log" in text and not (out / "pairs.jsonl").read_text()
+
+
+def test_a_pair_whose_engine_died_is_killed_at_its_time_limit(tmp_path, openings, capsys):
+    """cshogi's client waits for ever on an engine that died: the pair is killed, with the
+    engine still running, at --pair-timeout, and the run stops naming its log."""
+    pids = tmp_path / "pids"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    crashing = pid_recording_engine(
+        tmp_path / "a", f'"{sys.executable}" "{RANDOM_ENGINE}" --crash-at 3', pids
+    )
+    healthy = pid_recording_engine(tmp_path / "b", f'"{sys.executable}" "{RANDOM_ENGINE}"', pids)
+    out = tmp_path / "run"
+    args = argv(openings, out, 2, "--pair-timeout", "5")
+    args[args.index("--engine1") + 1] = str(crashing)
+    args[args.index("--engine2") + 1] = str(healthy)
+    assert cshogi_match.main(args) == 1
+    text = capsys.readouterr().out
+    assert "pair 1: the client did not finish in 5 s (an engine that died or hung?) and was killed" in text
+    assert "its output is in" in text and not (out / "pairs.jsonl").read_text()
+    assert len(recorded_pids(pids)) == 2 and not any(alive(pid) for pid in recorded_pids(pids))
+    assert not processes_with(str(out))  # nor the client
+    with pytest.raises(SystemExit, match="--pair-timeout is a number of seconds above 0, not -1"):
+        cshogi_match.main(argv(openings, tmp_path / "b", 2, "--pair-timeout", "-1"))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])

@@ -20,7 +20,9 @@ under ``csa/pair-NNNN/`` and its own output in ``logs/pair-NNNN.log``.
 
 Ctrl-C or a ``kill`` of the run (SIGINT, SIGTERM) ends every client and the engines it
 started; the pairs they were playing are played again by the next run.  A run killed
-outright (SIGKILL) takes them with it within seconds (usi_engine.orphan_guard).
+outright (SIGKILL) takes them with it within seconds (usi_engine.orphan_guard). A pair
+that outlasts ``--pair-timeout`` (an engine died: the client then waits for ever) is killed
+and stops the run.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from usi_engine.match.stats import Results, summarize
 PAIRS = "pairs.jsonl"
 SETTINGS = "settings.json"
 POLL_SECONDS = 0.2  # how long a wait for the next pair lasts, at most, before a stop is seen
+PAIR_START_SECONDS = 120  # a pair's time limit: the engines' start (a cold compile) ...
+PLY_SLACK_SECONDS = 1.0  # ... and each ply's byoyomi plus this
 
 # how cshogi's client announces the end of a game ("まで{n}手で..."), in its own words
 ENDINGS = (
@@ -88,8 +92,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--openings", required=True, help="an opening file (startpos moves ... lines)")
     p.add_argument("--opening-start", type=int, default=1, help="first opening, from 1")
     p.add_argument("--concurrency", type=int, default=1, help="client runs at once (default 1)")
+    p.add_argument(
+        "--pair-timeout", type=float, default=None,
+        help="seconds a pair may take before its client is killed and the run stops (default: "
+        f"{PAIR_START_SECONDS} + 2 games x --max-moves x (byoyomi + {PLY_SLACK_SECONDS:g} s))",
+    )  # fmt: skip
     p.add_argument("--out", required=True, help="folder of the results, records and logs")
     return p.parse_args(argv)
+
+
+def pair_time_limit(s: Settings) -> float:
+    """Seconds a pair of games may take at most.  cshogi's client waits for ever on an
+    engine that died (and spins a core doing so), so a pair past this is a failure."""
+    return PAIR_START_SECONDS + 2 * s.max_moves * (s.byoyomi / 1000 + PLY_SLACK_SECONDS)
 
 
 def opening_lines(path: str, start: int, pairs: int) -> list[str]:
@@ -156,8 +171,9 @@ class Clients:
         self._running: set[subprocess.Popen] = set()
         self._stopped = False
 
-    def run(self, cmd: list[str]) -> tuple[int, str, str]:
-        """The client's exit status, stdout and stderr; RuntimeError once stopped."""
+    def run(self, cmd: list[str], timeout: float) -> tuple[int | None, str, str]:
+        """The client's exit status (None if it ran past `timeout` seconds and was killed,
+        with its engines), stdout and stderr; RuntimeError once stopped."""
         with self._lock:  # no client starts after stop() has ended those running
             if self._stopped:
                 raise RuntimeError("the run was stopped")
@@ -168,7 +184,12 @@ class Clients:
             )  # fmt: skip
             self._running.add(proc)
         try:
-            stdout, stderr = proc.communicate()
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                stdout, stderr = proc.communicate()
+                return None, stdout, stderr
         finally:
             with self._lock:
                 self._running.discard(proc)
@@ -179,22 +200,34 @@ class Clients:
         with self._lock:
             self._stopped = True
             for proc in self._running:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:  # it ended meanwhile
-                    pass
+                _kill_group(proc)
 
 
-def play_pair(clients: Clients, s: Settings, out: str, openings_file: str, index: int) -> dict:
-    """Opening `index` played by the client; its record, or RuntimeError naming the log."""
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill a client, its guard and its engines (the process group the guard leads)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:  # it ended meanwhile
+        pass
+
+
+def play_pair(
+    clients: Clients, s: Settings, out: str, openings_file: str, index: int, timeout: float
+) -> dict:
+    """Opening `index` played by the client within `timeout` seconds; its record, or
+    RuntimeError naming the log."""
     name = f"pair-{index + 1:04d}"
     log = os.path.join(out, "logs", name + ".log")
     # a folder per pair: the client names a record by the engines and the second it began
     cmd = client_command(s, openings_file, index, os.path.join(out, "csa", name))
-    returncode, stdout, stderr = clients.run(cmd)
+    returncode, stdout, stderr = clients.run(cmd, timeout)
     with open(log, "w", encoding="utf-8") as fh:
         fh.write(stdout + stderr)
     try:
+        if returncode is None:
+            raise ValueError(
+                f"the client did not finish in {timeout:g} s (an engine that died or hung?) and was killed"
+            )
         if returncode != 0:
             raise ValueError(f"the client exited with {returncode}")
         games = read_pair(stdout, s)
@@ -277,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"cshogi-match: --games is an even number of at least 2, not {a.games}")
     if a.opening_start < 1 or a.concurrency < 1:
         raise SystemExit("cshogi-match: --opening-start and --concurrency count from 1")
+    if a.pair_timeout is not None and not a.pair_timeout > 0:
+        raise SystemExit(
+            f"cshogi-match: --pair-timeout is a number of seconds above 0, not {a.pair_timeout:g}"
+        )
     settings = Settings(
         *(os.path.abspath(e) for e in (a.engine1, a.engine2)),
         a.name1, a.name2, a.options1, a.options2, a.byoyomi, a.max_moves, os.path.abspath(a.openings),
@@ -302,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             log.seek(log.tell() - 1)
             if log.read(1) != "\n":
                 log.write("\n")
-        futures = [pool.submit(play_pair, clients, settings, a.out, openings_file, i) for i in todo]
+        timeout = a.pair_timeout or pair_time_limit(settings)
+        futures = [pool.submit(play_pair, clients, settings, a.out, openings_file, i, timeout) for i in todo]
         try:
             with stop_on_signals():
                 failure = keep_pairs(futures, log, done)
