@@ -18,8 +18,7 @@ from processes import (
 
 from usi_engine.commands import cshogi_match
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-RANDOM = os.path.join(FIXTURES, "random_engine.py")
+RANDOM = str(RANDOM_ENGINE)  # the client starts an engine by its path alone
 OPENINGS = [
     "startpos moves 7g7f 3c3d",
     "startpos moves 2g2f 8c8d",

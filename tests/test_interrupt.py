@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from processes import RANDOM_ENGINE
+
 from usi_engine.interrupt import Stopped, stop_on_signals, stops_held
 
 REPO = Path(__file__).resolve().parent.parent
-RANDOM_ENGINE = REPO / "tests" / "fixtures" / "random_engine.py"
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -7,7 +7,7 @@ installed explicitly because a shell starts a background job (``cmd &`` in a scr
 SIGINT ignored, and Python then never raises KeyboardInterrupt at all.
 
 A few library waits must not be broken into: :func:`stops_held` makes a stop arrive just
-after one instead of inside it.
+after one instead of inside it, and :func:`first_done` is the pools' wait so guarded.
 
 A worker process of such a job (a multiprocessing pool's) calls :func:`stop_with_the_run`
 first: the job alone decides when to stop, and what the worker started (a teacher engine)
@@ -20,7 +20,8 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -82,6 +83,15 @@ def stops_held() -> Iterator[None]:
             signal.signal(signum, handler)
         for signum in dict.fromkeys(arrived):
             signal.raise_signal(signum)  # its handler runs here, outside the wait
+
+
+def first_done(futures: Iterable[Future], timeout: float) -> tuple[set[Future], set[Future]]:
+    """concurrent.futures' ``wait(futures, timeout, FIRST_COMPLETED)`` (done, not done),
+    with a stop held until the wait has ended (:func:`stops_held`): how a pool's owner waits
+    for its next result.  `timeout` is short, as it delays a stop by as much."""
+    with stops_held():
+        done, pending = wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
+    return done, pending
 
 
 def stop_with_the_run(release: Callable[[], None]) -> None:

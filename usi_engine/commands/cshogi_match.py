@@ -35,11 +35,11 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TextIO
 
-from usi_engine.interrupt import Stopped, stop_on_signals, stops_held
+from usi_engine.interrupt import Stopped, first_done, stop_on_signals
 from usi_engine.match.config import load_openings
 from usi_engine.match.stats import Results, summarize
 
@@ -279,13 +279,12 @@ def report(pairs: list[dict], s: Settings) -> str:
 def keep_pairs(futures: list[Future], log: TextIO, done: dict[int, dict]) -> str | None:
     """Each pair's record into `log` and `done` as it ends; after a pair fails, none starts,
     the pairs running still count, and the first failure is returned.  A stop arrives
-    between waits (interrupt.stops_held), never inside one, where it would leave futures
+    between waits (interrupt.first_done), never inside one, where it would leave futures
     locked and the pairs' threads blocked at their end."""
     failure = None
     pending = set(futures)
     while pending:
-        with stops_held():
-            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+        finished, pending = first_done(pending, POLL_SECONDS)
         for future in finished:
             if future.cancelled():
                 continue

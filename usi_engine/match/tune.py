@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..core.params import PARAMS
-from ..interrupt import stops_held
+from ..interrupt import first_done
 from ..server import tunables
 from .records import GameRecord
 from .referee import BLACK
@@ -151,8 +151,7 @@ class LocalPool:
         self.futures[self.executor.submit(lambda: self._table().play_games(games))] = key
 
     def next_done(self, timeout: float) -> Optional[tuple[Any, Optional[list[GameRecord]]]]:
-        with stops_held():  # a stop inside the wait would leave futures locked (interrupt.py)
-            done, _ = cf.wait(list(self.futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        done, _ = first_done(self.futures, timeout)
         if not done:
             return None
         future = done.pop()

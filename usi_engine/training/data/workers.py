@@ -11,7 +11,7 @@ What such a run needs of its pool, and multiprocessing.Pool does not give:
 - a run that stops on an exception (Ctrl-C, SIGTERM, a failed unit) terminates every
   worker, and each kills its teacher on the way out (interrupt.stop_with_the_run);
 - a stop never lands inside concurrent.futures' bookkeeping, which it would leave locked
-  (interrupt.stops_held), and only a few units are handed to the executor at a time, so a
+  (interrupt.first_done), and only a few units are handed to the executor at a time, so a
   wait watches a few futures, not one per shard of a run.
 
 concurrent.futures' ProcessPoolExecutor notices dead workers; this module adds the other two.
@@ -23,11 +23,11 @@ import itertools
 import multiprocessing
 import multiprocessing.util
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from ...interrupt import Stopped, stop_with_the_run, stops_held
+from ...interrupt import Stopped, first_done, stop_with_the_run
 from ...usiproc import EngineError
 
 # spawn: a worker starts clean (no inherited numba or thread state) on every platform.
@@ -97,10 +97,9 @@ class WorkerPool:
                 pending.add(self._executor.submit(_run, task, item))
             if not pending:
                 return
-            with stops_held():
-                done, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-                if poll is not None:
-                    poll()
+            done, pending = first_done(pending, POLL_SECONDS)
+            if poll is not None:
+                poll()
             for future in done:
                 try:
                     result = future.result()
