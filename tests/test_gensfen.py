@@ -511,3 +511,23 @@ def test_a_teacher_named_by_a_relative_path_is_recorded_absolute(tmp_path, monke
     assert cfg.teacher == f"{engine} --fast"
     for kept in ("python -m usi_engine", "gpsusi", "engines/missing"):  # on PATH, or no such file
         assert cli.config_from_args(cli.parse_args(args + ["--teacher", kept])).teacher == kept
+
+
+def test_a_teacher_option_naming_a_relative_path_is_made_absolute(tmp_path, monkeypatch):
+    """YaneuraOu reads a relative EvalDir from its own program's folder, so
+    `EvalDir=runs/net` from the run's folder failed with `FileNotFound`; an option value
+    that names an existing file or folder here is passed on absolute."""
+    from usi_engine.commands import gensfen as cli
+
+    (tmp_path / "runs" / "net").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    args = ["--out", str(tmp_path / "x"), "--positions", "10", "--teacher", "engine"]
+    options = ["EvalDir=runs/net", "BookFile=no_book", "Threads=1", "EvalDir2=runs/missing", "Abs=/tmp"]
+    cfg = cli.config_from_args(cli.parse_args(args + [w for o in options for w in ("--teacher-option", o)]))
+    assert cfg.teacher_options == (
+        ("EvalDir", str(tmp_path / "runs" / "net")),
+        ("BookFile", "no_book"),
+        ("Threads", "1"),
+        ("EvalDir2", "runs/missing"),
+        ("Abs", "/tmp"),
+    )

@@ -162,6 +162,25 @@ def test_a_teacher_that_cannot_start_ends_the_run_with_its_error(tmp_path, worke
     assert not list(out.glob("shard_*"))
 
 
+def test_a_teacher_that_fails_is_quoted_in_the_error(tmp_path):
+    """A teacher that says why it stops (YaneuraOu: `Error! : failed to read nn.bin :
+    FileNotFound`) has its last line in the run's error, not only its exit code."""
+    out = tmp_path / "run"
+    said = "Error! : failed to read nn.bin : FileNotFound"
+    proc = subprocess.run(
+        [sys.executable, "-m", "usi_engine", "gensfen", "--out", str(out), "--positions", "40",
+         "--shard-size", "20", "--workers", "1", "--no-progress",
+         "--teacher", f"{sys.executable} -c 'import sys; print(\"{said}\", flush=True); sys.exit(1)'"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        f"gensfen: the teacher failed: engine exited (exit code 1), its last line: {said!r}; "
+        f"the finished shards in {out} are kept and the same command goes on from them"
+    )
+    assert not list(out.glob("shard_*"))
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_minutes_running_out_is_said_once_on_time(tmp_path, workers):
     out = tmp_path / "run"

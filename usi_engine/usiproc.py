@@ -175,6 +175,7 @@ class UsiProcess:
         self.go_started = 0.0
         self.id_name: Optional[str] = None
         self.options: dict[str, str] = {}
+        self.last_words = ""  # the last line the engine wrote (stdout or stderr), for a crash
 
     # -- process --------------------------------------------------------------
     def start(self) -> None:
@@ -203,6 +204,8 @@ class UsiProcess:
             for raw in proc.stdout:
                 stamp = time.monotonic()  # first: this stamp can decide a time loss
                 line = raw.rstrip("\r\n")
+                if line.strip():
+                    self.last_words = line
                 lines.put((stamp, line))
                 self.log.write(self.tag, "<", line, stamp)
         except (OSError, ValueError):
@@ -213,7 +216,10 @@ class UsiProcess:
         assert proc.stderr is not None
         try:
             for raw in proc.stderr:
-                self.log.write(self.tag, "!", raw.rstrip("\r\n"))
+                line = raw.rstrip("\r\n")
+                if line.strip():
+                    self.last_words = line
+                self.log.write(self.tag, "!", line)
         except (OSError, ValueError):
             pass
 
@@ -288,7 +294,15 @@ class UsiProcess:
                 code = self.proc.wait(timeout=EXIT_WAIT_SECONDS)
             except subprocess.TimeoutExpired:
                 raise EngineCrashed(f"cannot write to engine: {exc}") from exc
-            raise EngineCrashed(f"engine exited (exit code {code})") from exc
+            raise self._exited(code) from exc
+
+    def _exited(self, code: Optional[int]) -> EngineCrashed:
+        """The error for an engine that has ended, with the last line it wrote: most engines
+        say why they stop (YaneuraOu: `Error! : failed to read nn.bin : FileNotFound`)."""
+        text = f"engine exited (exit code {code})"
+        if self.last_words:
+            text += f", its last line: {ascii(self.last_words[:200])}"
+        return EngineCrashed(text)
 
     def readline(self, deadline: float) -> str:
         """Next line from the engine; ``deadline`` is a ``time.monotonic()`` value.
@@ -309,7 +323,7 @@ class UsiProcess:
             if line is None:
                 self._lines.put((stamp, None))  # stay at end of file
                 code = self.proc.wait() if self.proc else None
-                raise EngineCrashed(f"engine exited (exit code {code})")
+                raise self._exited(code)
             return line
 
     def expect(self, token: str, timeout: float) -> list[str]:

@@ -105,12 +105,18 @@ def absolute_command(command: str) -> str:
 
 
 def parse_teacher_options(texts: list[str]) -> tuple[tuple[str, str], ...]:
-    """`--teacher-option NAME=VALUE` texts as (name, value) pairs; ValueError names a bad one."""
+    """`--teacher-option NAME=VALUE` texts as (name, value) pairs; ValueError names a bad one.
+
+    A value that names an existing file or folder by a relative path (`EvalDir=runs/r11c`)
+    is made absolute: the user means it from the current folder, but YaneuraOu reads a
+    relative `EvalDir` from its own program's folder, and a resumed run must recognise it."""
     options = []
     for text in texts:
         name, sep, value = text.partition("=")
         if not sep or not name:
             raise ValueError(f"--teacher-option needs NAME=VALUE, got {text!r}")
+        if value and not os.path.isabs(value) and os.path.exists(value):
+            value = os.path.abspath(value)
         options.append((name, value))
     return tuple(options)
 
