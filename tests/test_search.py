@@ -429,6 +429,7 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
             ("QsMoveCount", 0),
             ("LmrCutNode", 2),
             ("LmrChecks", 1),
+            ("TtValueEval", 1),
         ]
     ]
     + [

@@ -95,6 +95,7 @@ from .params import (
     SP_NULL_MOVE_EVAL_DIV,
     SP_NULL_MOVE_EVAL_MAX,
     SP_NULL_MOVE_CUT_ONLY,
+    SP_TT_VALUE_EVAL,
     SP_PROB_CUT_DEPTH,
     SP_PROB_CUT_MARGIN,
     SP_MATE1_DEPTH,
@@ -351,6 +352,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         stand_pat = -VALUE_INF
     else:
         raw, stand_pat = _static_eval(pos, ctx, hit, tt_eval, ply)
+        stand_pat = _tt_refined(ctx.sp, stand_pat, hit, value_from_tt(tt_value, ply), tt_bound)
         if _plies_to_limit(pos, ctx) <= 1:
             # every move ends the game in a draw (or mates): standing pat is a draw
             ctx.path_dep[ply] = 1
@@ -546,6 +548,18 @@ def _static_eval(pos, ctx, hit, tt_eval, ply):
 
 
 @jit()
+def _tt_refined(sp, static, hit, tt_v, tt_bound):
+    """The static evaluation, or with TtValueEval the TT's value where the entry's bound says
+    the true value lies beyond the static one on the TT's side: a search result is a better
+    guess than the evaluation for pruning, as Stockfish and YaneuraOu use it."""
+    if sp[SP_TT_VALUE_EVAL] == 0 or not hit or abs(tt_v) >= VALUE_MATE_IN_MAX:
+        return static
+    if (tt_bound & (BOUND_LOWER if tt_v > static else BOUND_UPPER)) != 0:
+        return tt_v
+    return static
+
+
+@jit()
 def _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies):
     """A search result that the static evaluation missed, by a quiet (or no) best move and
     within what the bound proves, corrects later evaluations."""
@@ -664,32 +678,34 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         raw, static = _static_eval(pos, ctx, hit, tt_eval, ply)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
+    # what razoring, reverse futility and the null move judge the node by (TtValueEval)
+    judged = static if in_check else _tt_refined(sp, static, hit, tt_v, tt_bound)
     # within reach of MaxMovesToDraw the static eval says nothing about the result
     near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
     if not in_check and not pv_node and not near_end and excluded == 0:
-        if params[P_RAZORING] and d_plies <= 2 and static + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
+        if params[P_RAZORING] and d_plies <= 2 and judged + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
             v = qsearch(pos, ctx, alpha - 1, alpha, ply)
             if v < alpha:
                 return v
         if (
             params[P_FUTILITY]
             and d_plies <= sp[SP_FUTILITY_DEPTH]
-            and static - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta
-            and static < VALUE_MATE_IN_MAX
+            and judged - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta
+            and judged < VALUE_MATE_IN_MAX
         ):
-            return static
+            return judged
         # null move: never twice in a row (the previous move's continuation index is -1);
         # with NullMoveCutOnly only where a cutoff is expected
         if (
             params[P_NULL_MOVE]
             and d_plies >= sp[SP_NULL_MOVE_DEPTH]
             and (cut_node or sp[SP_NULL_MOVE_CUT_ONLY] == 0)
-            and static >= beta
+            and judged >= beta
             and ply > 0
             and ctx.stack_pt[ply - 1] >= 0
             and beta > -VALUE_MATE_IN_MAX
         ):
-            r = null_move_reduction(sp, d_plies, static, beta)
+            r = null_move_reduction(sp, d_plies, judged, beta)
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
             v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
