@@ -11,7 +11,7 @@ engine and, say, YaneuraOu with a strong network without other changes.
 >>> info.depth, info.pv[0] in Position().legal_moves()
 (3, True)
 >>> engine.name
-'usi_engine 0.2.0'
+'usi_engine 0.3.0'
 
 The process wrapper is the match runner's (``usi_engine.usiproc``): every wait has a
 deadline, a dead engine raises ``EngineCrashed``, a silent one ``EngineTimeout``.

@@ -2,6 +2,6 @@
 `Engine.name`, the package's `__version__` and the installed distribution (pyproject.toml
 reads it from here) all take them from this module."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 ENGINE_NAME = "usi_engine"
 ENGINE_AUTHOR = "usi_engine developers"
