@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -392,6 +393,30 @@ def test_round_robin_and_gauntlet(tmp_path, gauntlet, games):
     summary = json.load(open(os.path.join(tmp_path, "out", "summary.json")))
     assert len(summary["pairs"]) == (3 if not gauntlet else 2)
     assert sum(p["games"] for p in summary["pairs"]) == games
+
+
+def test_finished_games_are_out_of_the_collectors_scans_during_the_match(tmp_path):
+    # A full collection holds the GIL, and with it the threads that time the engines. The
+    # records of finished games (every move with its score and PV) are frozen as they come
+    # in, so that the collections of a long match do not grow with it; afterwards the
+    # collector has them back.
+    gc.unfreeze()  # nothing of this process frozen before the match
+    seen = []
+
+    def on_game(result, game):
+        scanned = {id(o) for o in gc.get_objects()}
+        moves = [m for g in result.games for m in g.moves]
+        seen.append(
+            (len(moves), sum(id(m) in scanned for m in moves), sum(id(g) in scanned for g in result.games))
+        )
+
+    result = run_match(config([spec("A"), spec("B")], tmp_path, games=4, max_moves=30), on_game)
+    assert len(seen) == 4
+    for moves, scanned_moves, scanned_games in seen:
+        assert moves > 0 and scanned_moves == 0 and scanned_games == 0
+    scanned = {id(o) for o in gc.get_objects()}
+    assert gc.get_freeze_count() == 0
+    assert all(id(g) in scanned and all(id(m) in scanned for m in g.moves) for g in result.games)
 
 
 def _only_losses_for(result, loser: str, reason: Reason) -> None:

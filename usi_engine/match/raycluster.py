@@ -81,6 +81,8 @@ def connect(address: str, num_cpus: Optional[int] = None, working_dir: Optional[
 class RayMatch(Match):
     """A :class:`Match` whose games are played by Ray actors."""
 
+    times_moves_here = False  # the actors time their games in their own processes
+
     def __init__(self, config: MatchConfig, cpus_per_game: float = 1.0) -> None:
         super().__init__(config)
         self.cpus_per_game = cpus_per_game
