@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -455,6 +456,8 @@ def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
     )
     result = run_match(cfg)
     _only_losses_for(result, "Slow", Reason.TIME_LOSS)
+    for g in result.games:  # the runner's measure, then the engine's own clock beside it
+        assert re.fullmatch(r"\d+ ms > 100 ms \+ 50 ms margin; its last info said time 400", g.outcome.detail)
     log = open(os.path.join(cfg.out_dir, "logs", "Slow.log")).read()
     assert log.count("* start") == 1
 

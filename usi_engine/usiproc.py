@@ -124,11 +124,12 @@ class SearchResult:
     pv: list[str] = field(default_factory=list)
     depth: Optional[int] = None
     nodes: Optional[int] = None
-    elapsed_ms: float = 0.0
+    time_ms: Optional[int] = None  # the engine's own clock in its last `info ... time`
+    elapsed_ms: float = 0.0  # the caller's clock, from `go` to `bestmove`
 
 
 def parse_info(line: str, result: SearchResult) -> None:
-    """Update ``result`` with the score/pv/depth/nodes of an ``info`` line."""
+    """Update ``result`` with the score/pv/depth/nodes/time of an ``info`` line."""
     tokens = line.split()
     i = 1
     while i < len(tokens):
@@ -138,9 +139,9 @@ def parse_info(line: str, result: SearchResult) -> None:
             i += 3
             if i < len(tokens) and tokens[i] in ("lowerbound", "upperbound"):
                 i += 1
-        elif key in ("depth", "nodes") and i + 1 < len(tokens):
+        elif key in ("depth", "nodes", "time") and i + 1 < len(tokens):
             try:
-                setattr(result, key, int(tokens[i + 1]))
+                setattr(result, "time_ms" if key == "time" else key, int(tokens[i + 1]))
             except ValueError:
                 pass
             i += 2

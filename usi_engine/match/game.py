@@ -14,7 +14,7 @@ from .config import EngineSpec, TimeControl
 from .records import GameRecord, MoveRecord
 from .referee import BLACK, WHITE, Outcome, Reason, Referee
 from .schedule import ScheduledGame
-from ..usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, UsiProcess
+from ..usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, SearchResult, UsiProcess
 
 # -- clocks and players ------------------------------------------------------
 
@@ -174,14 +174,7 @@ def _think(
         player.discard()
         return _failure(ref, exc), None, None
     if allowed is not None and result.elapsed_ms > allowed + settings.margin_ms:
-        return (
-            ref.forfeit(
-                Reason.TIME_LOSS,
-                f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms + {settings.margin_ms} ms margin",
-            ),
-            None,
-            None,
-        )
+        return ref.forfeit(Reason.TIME_LOSS, _time_loss_detail(result, allowed, settings)), None, None
     if allowed is None and result.elapsed_ms > settings.move_timeout_ms:
         return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None, None
     clocks[side].consume(result.elapsed_ms)
@@ -195,6 +188,16 @@ def _think(
         return outcome, None, None
     record = MoveRecord(ref.moves[-1], result.elapsed_ms, result.score, result.pv, result.depth)
     return outcome, record, result.ponder
+
+
+def _time_loss_detail(result: SearchResult, allowed: float, settings: GameSettings) -> str:
+    """What the runner measured, and what the engine's own clock said last: an engine that
+    reports far less than the runner measured was not the slow one (a stalled machine or
+    runner, or output held back)."""
+    detail = f"{result.elapsed_ms:.0f} ms > {allowed:.0f} ms + {settings.margin_ms} ms margin"
+    if result.time_ms is not None:
+        detail += f"; its last info said time {result.time_ms}"
+    return detail
 
 
 def _stop_pondering(player: Player, settings: GameSettings) -> Optional[tuple[Reason, str]]:
