@@ -145,12 +145,13 @@ class Match:
             self.result.interrupted = True
             self.abort.set()
             self._drain(done, n_workers - self._finished_workers)
+        finally:  # also when on_game raised: the caller's process is not left frozen
+            if frozen_before == 0:  # the caller froze nothing of its own: give the collector all back
+                gc.unfreeze()
         for t in threads:
             t.join(timeout=10)
         for log in self.logs:
             log.close()
-        if frozen_before == 0:  # the caller froze nothing of its own: give the collector all back
-            gc.unfreeze()
         self.result.seconds = time.monotonic() - started
         if self.config.out_dir:
             save_summary(self.config.out_dir, self.result)
