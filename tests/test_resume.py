@@ -192,7 +192,8 @@ def test_training_refuses_a_checkpoint_of_other_settings(tmp_path, capsys):
     ]
     assert train_nnue.main(args) == 0
     before = (tmp_path / "checkpoint.pt").read_bytes()
-    capsys.readouterr()
+    # the summary names the architecture trained, the default when --arch was not given
+    assert f"wrote {tmp_path / 'nn.bin'} (kp_256x2-32-32): val loss " in capsys.readouterr().out
     assert train_nnue.main(args + ["--lr", "0.01"]) == 2
     assert capsys.readouterr().err.strip() == (
         f"train_nnue: {tmp_path / 'checkpoint.pt'} is from a run with other settings (lr): use "

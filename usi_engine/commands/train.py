@@ -108,7 +108,8 @@ def default_arch(init: str | None) -> str:
 
 def main(argv=None) -> int:
     a = parse_args(argv)
-    fs, half, l1, l2 = parse_arch(a.arch or default_arch(a.init))
+    arch = a.arch or default_arch(a.init)
+    fs, half, l1, l2 = parse_arch(arch)
     import torch
     from usi_engine.training.learn.trainer import TrainConfig, train
 
@@ -145,7 +146,7 @@ def main(argv=None) -> int:
         return 2
     last = summary["history"][-1]
     print(
-        f"wrote {os.path.join(a.out, 'nn.bin')} ({a.arch}): val loss {summary['history'][0]['val_loss']:.5f}"
+        f"wrote {os.path.join(a.out, 'nn.bin')} ({arch}): val loss {summary['history'][0]['val_loss']:.5f}"
         f" -> {last['val_loss']:.5f} in {time.monotonic() - t0:.1f} s; curve {os.path.join(a.out, 'loss.png')}"
     )
     return 0
