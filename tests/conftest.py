@@ -156,6 +156,14 @@ class UsiProcess:
             self.proc.wait()
 
 
+def run_python(code: str, cache_dir=None, timeout: float = ISREADY_TIMEOUT) -> subprocess.CompletedProcess:
+    """`python -c code` from the repository, on the numba cache `cache_dir` if given."""
+    env = None if cache_dir is None else {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
 def start_ready_engine(env: dict | None = None, timeout: float = ISREADY_TIMEOUT) -> UsiProcess:
     eng = UsiProcess(env=env)
     eng.send("usi")
@@ -189,6 +197,7 @@ def engine():
 # fixture engines, scripts, another interpreter); torch, ray: needs that package.
 TIERS: dict[str, tuple[str, ...]] = {
     "test_startup": ("slow", "subprocess"),
+    "test_precompile": ("slow", "subprocess"),
     "test_ray": ("slow", "ray", "subprocess"),
     "test_training": ("slow", "torch"),
     "test_protocol": ("subprocess",),

@@ -12,11 +12,10 @@ solver's compile and stall a clock).
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import ast
 import time
 
-from conftest import ISREADY_TIMEOUT, REPO, UsiProcess
+from conftest import ISREADY_TIMEOUT, UsiProcess, run_python
 
 from test_protocol import assert_legal, go_and_wait
 
@@ -46,11 +45,26 @@ def ready_and_search(cache_dir) -> tuple[float, float, float]:
         eng.kill()
 
 
+# in a process on the cache the engines filled: how many signatures the cache holds of
+# each function the helper process compiles (usi_engine/precompile.py)
+LATE_CALLEE_ENTRIES = r"""
+from usi_engine.commands.compile_profile import qualified_name
+from usi_engine.core.compile_plan import LATE_CALLEES
+print({qualified_name(f): len(f._cache._cache_file._load_index()) for f in LATE_CALLEES})
+"""
+
+
 def test_cold_then_warm_readyok(tmp_path):
     t0 = time.monotonic()
     cold_usiok, cold, cold_go = ready_and_search(tmp_path)
     warm_usiok, warm, warm_go = ready_and_search(tmp_path)
     assert any(tmp_path.rglob("*.nbi"))  # the cold start filled the cache
+    # the helper compiled, and the engine loaded, the very signatures the search asks for:
+    # had they differed, the engine would have added its own beside the helper's
+    run = run_python(LATE_CALLEE_ENTRIES, tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    entries = ast.literal_eval(run.stdout.strip().splitlines()[-1])
+    assert entries and set(entries.values()) == {1}, entries
     # byoyomi 500: the first search must not queue behind the mate solver's compile
     assert cold_go < 5000 and warm_go < 5000
     print(
@@ -121,12 +135,6 @@ def test_a_game_loads_nothing_after_readyok():
     """Every numba function a game calls from Python is loaded by the warmup: the `overloads`
     of every dispatcher are the same before and after a game with byoyomi, Fischer, ponder,
     a repetition, a mate probe, `go mate`, bare kings and MultiPV."""
-    run = subprocess.run(
-        [sys.executable, "-c", GAME_AFTER_READYOK],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=ISREADY_TIMEOUT,
-    )
+    run = run_python(GAME_AFTER_READYOK)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().splitlines()[-1] == "{}", run.stdout[-2000:]

@@ -6,6 +6,13 @@ specialisations each gets, and how long each takes.
     usi-engine compile-profile --passes         # also the time per compiler pass
     usi-engine compile-profile --cache-dir DIR  # use (and fill) DIR instead
     usi-engine compile-profile --what search    # only the search's warmup
+    usi-engine compile-profile --alone          # without the helper process
+
+With an empty cache and two cores or more, `isready` starts a helper process that compiles
+part of the search into the same cache (usi_engine/precompile.py): this process then loads
+those functions instead of compiling them, and the table shows the load. `--alone` leaves
+the helper out, so that the table has every function's compile time. `--what search` and
+`--what mate` never start it.
 
 It runs what the first `isready` does, then the mate solver's compile that follows it in
 the background (together: `usi-engine --warmup`), with a listener on numba's
@@ -42,6 +49,12 @@ def parse_args(argv):
         default="engine",
         help="engine: the whole warmup of `isready` (default); search: "
         "Searcher.warmup only; mate: the mate solver only",
+    )
+    ap.add_argument(
+        "--alone",
+        action="store_true",
+        help="without the helper process of a first start (usi_engine/precompile.py): "
+        "every function compiled here, as on one core",
     )
     ap.add_argument("--signatures", action="store_true", help="print every signature")
     ap.add_argument("--top", type=int, default=0, help="only the N slowest functions")
@@ -178,7 +191,11 @@ def run_warmup(what: str, t0: float) -> list[str]:
 def main(argv=None) -> int:
     args = parse_args(argv)
     cache = args.cache_dir or tempfile.mkdtemp(prefix="numba-cold-")
-    os.environ["NUMBA_CACHE_DIR"] = cache  # before numba is imported
+    os.environ["NUMBA_CACHE_DIR"] = cache  # before numba is imported; the helper inherits it
+    if args.alone:
+        from usi_engine.precompile import ALONE
+
+        os.environ[ALONE] = "1"
     t0, c0 = time.perf_counter(), time.process_time()
     import numba
 

@@ -4,11 +4,14 @@ counting, and arranged so that the first start compiles as little as possible:
 * one compilation per function, not one per call shape (`_one_call_shape`);
 * declared signatures compiled on first use, not at import (`_declared_on_first_use`);
 * recursive calls typed by their declared return type (`_declared_return_for_recursion`);
-* a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`).
+* a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`);
+* cache entries read and written under a lock, so that processes can fill one cache together
+  (`_cache_entries_under_lock`, for usi_engine/precompile.py).
 
 `usi-engine compile-profile` shows what compiles, how often and for how long.
 """
 
+import contextlib
 import hashlib
 import inspect
 import os
@@ -129,6 +132,76 @@ def _declared_return_for_recursion():
 
 
 _declared_return_for_recursion()
+
+
+CACHE_LOCK = "usi_engine_cache.lock"
+
+
+@contextlib.contextmanager
+def _cache_lock(folder: str):
+    """Hold the cache folder's lock file (one process at a time)."""
+    try:
+        f = open(os.path.join(folder, CACHE_LOCK), "a+b")
+    except OSError:  # a folder we cannot write: numba writes no entry there either
+        yield
+        return
+    with f:
+        if os.name == "nt":
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s
+                    break
+                except OSError:
+                    continue
+            try:
+                yield
+            finally:
+                f.seek(0)
+                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _cache_entries_under_lock():
+    """Read and write numba's cache entries under a lock shared by every process.
+
+    numba saves an entry by reading the function's index, picking the first unused data
+    file name, writing the index, then the data file. Two processes saving two signatures of
+    one function at once (the engine and usi_engine/precompile.py, or two engines on an empty
+    cache) can pick the same name: one index then points at the other's code. And a load
+    between the index and the data write can find an entry whose file is not there yet. With
+    the lock an entry is all there or not at all. Left out if numba's internals change.
+    """
+    from numba.core.caching import IndexDataCacheFile
+
+    save, load = (getattr(IndexDataCacheFile, name, None) for name in ("save", "load"))
+    if save is None or load is None or getattr(IndexDataCacheFile, "_usi_engine_locked", False):
+        return
+
+    def locked(method):
+        def run(self, *args):
+            folder = getattr(self, "_cache_path", None)
+            if folder is None or not os.path.isdir(folder):
+                return method(self, *args)
+            with _cache_lock(folder):
+                return method(self, *args)
+
+        return run
+
+    IndexDataCacheFile.save = locked(save)
+    IndexDataCacheFile.load = locked(load)
+    IndexDataCacheFile._usi_engine_locked = True
+
+
+_cache_entries_under_lock()
 
 
 def _call_type(t):

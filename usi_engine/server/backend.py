@@ -6,7 +6,9 @@ with the options' settings, and warms the compiled code up, so that no clock run
 numba compiles or loads its cache; the network EvalDir names is loaded at `isready`
 (factory.load_network), and again after EvalDir or FV_SCALE change. The mate solver (df-pn, about a fifth of the compile
 work) is compiled right after, in the background: `readyok` does not wait for it, the
-mate probe before a search is skipped until it is ready, and `go mate` waits for it.
+mate probe before a search is skipped until it is ready, and `go mate` waits for it. On an
+empty numba cache a helper process (precompile.py) compiles, on another core, the parts of
+the search this compile comes to last, and the mate solver.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from .. import precompile
 from .options import Options, ascii_clean
 from ..search.factory import SearchSettings, configure, load_network, make_searcher
 
@@ -39,6 +42,7 @@ class Backend:
         self._mate_thread: threading.Thread | None = None
         self._machine: tuple[int | None, int] | None = None  # (memory MB, cores): limits.py
         self._last_request: tuple[int, int, int] | None = None
+        self._precompile = None  # the helper process of a first start (precompile.py)
 
     # ------------------------------------------------------------------ imports
     def position_cls(self):
@@ -84,6 +88,8 @@ class Backend:
 
         self.np = np
         self.position_cls()
+        # on an empty numba cache a second process compiles what this one comes to last
+        self._precompile = precompile.start()
         for msg in self.options.report_pending() + self.options.take_messages():
             self.out.info(msg)
         self.searcher = make_searcher()

@@ -1,0 +1,85 @@
+"""The helper process of a first start (usi_engine/precompile.py) and the lock under which
+processes share numba's cache (core/jit.py). That the helper's work is what the engine
+loads is checked on a real cold start in test_startup.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from conftest import REPO, run_python
+
+WANTED = """
+from usi_engine import precompile
+from usi_engine.core.search import root_search
+print(precompile.wanted(), root_search._cache._cache_file._index_path)
+"""
+
+
+def test_wanted_only_while_the_search_is_not_cached(tmp_path):
+    empty = run_python(WANTED, tmp_path, timeout=120)
+    assert empty.returncode == 0, empty.stderr[-2000:]
+    wanted, index = empty.stdout.split()
+    assert wanted == "True"  # the test machines have two cores or more
+    open(index, "wb").close()  # as if the search had been compiled and cached
+    warm = run_python(WANTED, tmp_path, timeout=120)
+    assert warm.stdout.split() == ["False", index], warm.stderr[-2000:]
+
+
+def test_the_helper_ends_with_the_engine_and_says_nothing(tmp_path):
+    """Its stdin closed (the engine gone), the helper exits at once, silently."""
+    t0 = time.monotonic()
+    helper = subprocess.run(
+        [sys.executable, "-m", "usi_engine.precompile"],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+    )
+    assert helper.returncode == 0
+    assert helper.stdout == b"" and helper.stderr == b""
+    assert time.monotonic() - t0 < 30  # well before its compile could have finished
+    assert not list(tmp_path.rglob("*.nbi"))  # ended before it wrote anything
+
+
+HOLD_THE_LOCK = r"""
+import sys, time
+from usi_engine.core.jit import _cache_lock
+with _cache_lock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(2)
+print("released", flush=True)
+"""
+
+
+def test_the_cache_lock_admits_one_process_at_a_time(tmp_path):
+    from usi_engine.core.jit import _cache_lock
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(tmp_path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        with _cache_lock(str(tmp_path)):
+            waited = time.monotonic() - t0
+        assert waited > 1.0  # it waited for the other process to let go
+        assert holder.stdout.readline().strip() == "released"
+    finally:
+        holder.wait(30)
+
+
+def test_numba_reads_and_writes_cache_entries_under_the_lock():
+    from numba.core.caching import IndexDataCacheFile
+
+    import usi_engine.core.jit  # noqa: F401  (installs the lock)
+
+    assert IndexDataCacheFile._usi_engine_locked
+    for name in ("save", "load"):
+        assert getattr(IndexDataCacheFile, name).__qualname__.startswith("_cache_entries_under_lock")
