@@ -376,6 +376,22 @@ class Position:
         return board(self, lastmove=self.peek(), check=checked_king(self))
 
 
+def exercise_methods() -> None:
+    """Call each Position method the engine's front end uses once, so that numba has loaded
+    (or compiled) them before the first clock runs (server/backend.py; precompile.py does
+    it too, to have them in the cache before the engine comes to them)."""
+    pos = Position()
+    for rule in ("none", "CSA24", "CSA27"):
+        pos.can_declare(rule)
+    work = pos.copy()
+    work.push(work.legal_moves()[0])
+    work.is_check()
+    work.side_to_move()
+    work.game_ply()
+    work.sfen()
+    Position.from_usi("startpos moves 7g7f")
+
+
 @dataclass
 class Record:
     """A game: the start position, the moves read (all legal), and what went wrong.

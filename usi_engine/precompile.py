@@ -3,8 +3,9 @@
 On an empty numba cache (a fresh install, or the first start after the sources changed)
 the first `isready` compiles the whole search, in one thread. The engine starts this
 process as it begins: on another core it compiles, into the same cache, the search's
-callees that the engine's compile reaches last (core/compile_plan.py), then the mate
-solver, which the engine compiles after `readyok`. Whatever the cache holds when the engine
+callees that the engine's compile reaches last (core/compile_plan.py), then the Position
+methods, which the engine compiles after the search, then the mate solver, which the
+engine compiles after `readyok`. Whatever the cache holds when the engine
 comes to it is loaded instead of compiled again (docs/perft.md has the times).
 
 It writes nothing to stdout or stderr. It ends when its work is done, or at once when the
@@ -66,10 +67,12 @@ def main() -> int:
     threading.Thread(target=_end_with_the_engine, name="engine-watch", daemon=True).start()
     from usi_engine.core.compile_plan import late_callees
     from usi_engine.core.context import CTX_T, POS_T
+    from usi_engine.position import exercise_methods
     from usi_engine.search.tsume import warmup
 
-    late_callees.compile((POS_T, CTX_T))
-    warmup()
+    late_callees.compile((POS_T, CTX_T))  # what the engine's search warmup comes to last
+    exercise_methods()  # what the engine compiles after its search warmup
+    warmup()  # the mate solver, which the engine compiles after `readyok`
     return 0
 
 

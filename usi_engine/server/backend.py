@@ -8,7 +8,7 @@ numba compiles or loads its cache; the network EvalDir names is loaded at `isrea
 work) is compiled right after, in the background: `readyok` does not wait for it, the
 mate probe before a search is skipped until it is ready, and `go mate` waits for it. On an
 empty numba cache a helper process (precompile.py) compiles, on another core, the parts of
-the search this compile comes to last, and the mate solver.
+the search this compile comes to last, the Position methods, and the mate solver.
 """
 
 from __future__ import annotations
@@ -96,27 +96,14 @@ class Backend:
         self.configure(force=True)
         t0 = time.monotonic()
         self.searcher.warmup()
-        self._exercise_position()
+        from ..position import exercise_methods
+
+        exercise_methods()
         self.log(f"warmup {time.monotonic() - t0:.2f}s")
         self.ready = True
         self._newgame_pending = False
         self._mate_thread = threading.Thread(target=self._warmup_mate, name="mate-warmup", daemon=True)
         self._mate_thread.start()
-
-    def _exercise_position(self) -> None:
-        """Call each Position method the front end uses once, so that numba has loaded
-        (or compiled) them before the first clock runs."""
-        Position = self._position_cls
-        pos = Position()
-        for rule in ("none", "CSA24", "CSA27"):
-            pos.can_declare(rule)
-        work = pos.copy()
-        work.push(work.legal_moves()[0])
-        work.is_check()
-        work.side_to_move()
-        work.game_ply()
-        work.sfen()
-        Position.from_usi("startpos moves 7g7f")
 
     def _warmup_mate(self) -> None:
         """Compile (or load) the mate solver after `readyok`, so that `go mate` answers within
