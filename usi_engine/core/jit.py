@@ -143,31 +143,45 @@ def _cache_lock(folder: str):
     try:
         f = open(os.path.join(folder, CACHE_LOCK), "a+b")
     except OSError:  # a folder we cannot write: numba writes no entry there either
+        f = None
+    if f is None:
         yield
         return
     with f:
-        if os.name == "nt":
-            import msvcrt
+        _lock_file(f)
+        try:
+            yield
+        finally:
+            _unlock_file(f)
 
-            while True:
-                try:
-                    msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s
-                    break
-                except OSError:
-                    continue
-            try:
-                yield
-            finally:
-                f.seek(0)
-                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
 
-            fcntl.flock(f, fcntl.LOCK_EX)
+def _lock_file(f) -> None:
+    if os.name == "nt":
+        import msvcrt
+
+        f.seek(0)  # the lock is the file's first byte
+        while True:
             try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+                msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)  # gives up after 10 s: again
+                return
+            except OSError:
+                continue
+    else:
+        import fcntl
+
+        fcntl.flock(f, fcntl.LOCK_EX)
+
+
+def _unlock_file(f) -> None:
+    if os.name == "nt":
+        import msvcrt
+
+        f.seek(0)
+        msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _cache_entries_under_lock():
