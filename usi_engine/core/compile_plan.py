@@ -12,8 +12,9 @@ machine code).
 `late_callees` calls the functions that the engine's own compile reaches last. Compiling
 it compiles them, each for the argument types the search passes: one signature per
 function, the one the search asks for (jit.py's `_one_call_shape` widens the integers, so
-only arrays, booleans and the unsigned key must match). The first two are the mate probe's,
-which the engine reaches halfway; the rest are the move loop's. It is compiled, never run.
+only arrays, booleans and the unsigned key must match). The first three are the quiescence
+search's (the mate probe and the game's length), which the engine reaches a third of the way
+in; the rest are the move loop's. It is compiled, never run.
 `usi_engine/precompile.py` is the process that compiles it.
 """
 
@@ -27,6 +28,7 @@ from .short_mate import mate_in_1
 from .classic import osl_begin, osl_restrict, osl_unproven, shallow_order_begin, usual_score
 from .search import (
     _capture_stats,
+    _game_ply_limit,
     _learn_correction,
     _mate_in_1_found,
     _repetition_score,
@@ -39,6 +41,7 @@ from .search import (
 LATE_CALLEES = (
     mate_in_1,
     _mate_in_1_found,
+    _game_ply_limit,
     picker_next,
     shallow_order_begin,
     osl_restrict,
@@ -62,6 +65,7 @@ def late_callees(pos, ctx):
     key = pos.keys[pos.st[ST_PLY]]  # unsigned, as the search's TT key
     m = mate_in_1(pos, ctx.mate_buf)
     v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0))
+    v += _game_ply_limit(pos, ctx, ply)
     m = picker_next(pos, ctx, ply, us, np.int64(-1), np.int64(-1), v > 0)
     shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, np.int64(-1), np.int64(-1))
     osl = osl_restrict(pos, ctx, ply, m, v > 1)
