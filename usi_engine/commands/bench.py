@@ -157,9 +157,13 @@ def parse_tunes(pairs: list[str]) -> list[int] | None:
     return values
 
 
-def make_searcher(hash_mb: int, threads: int, search_params: list[int] | None = None) -> Searcher:
+def make_searcher(hash_mb: int, threads: int, search_params: list[int] | None = None, net=None) -> Searcher:
+    """A warmed-up searcher; `net` (NetArrays) evaluates with that network, None with the
+    hand-made evaluation."""
     settings = factory.SearchSettings(hash_mb=hash_mb, threads=threads, search_params=search_params)
     searcher = factory.make_searcher(settings)
+    if net is not None:
+        searcher.set_network(net)
     t0 = time.perf_counter()
     searcher.warmup()
     print(f"# warm-up (compile / load numba cache) {time.perf_counter() - t0:.2f} s, not timed")
@@ -167,7 +171,7 @@ def make_searcher(hash_mb: int, threads: int, search_params: list[int] | None = 
 
 
 def bench(args, positions) -> None:
-    searcher = make_searcher(args.hash, args.threads, args.search_params)
+    searcher = make_searcher(args.hash, args.threads, args.search_params, args.net)
     limit = f"movetime {args.movetime} ms" if args.movetime else f"depth {args.depth}"
     print(f"# {len(positions)} positions, {limit}, threads {args.threads}, hash {args.hash} MB")
     print(f"{'#':>3} {'nodes':>10} {'time s':>8} {'nodes/s':>9} {'depth':>5} {'best':>7}  score")
@@ -203,7 +207,7 @@ def bench(args, positions) -> None:
 def time_to_depth(args, positions) -> None:
     """Time to complete depth D with 1 and with 2 threads on a few positions."""
     chosen = [i for i in TIME_TO_DEPTH_INDICES if i < len(positions)] or [0]
-    searchers = {n: make_searcher(args.hash, n, args.search_params) for n in (1, 2)}
+    searchers = {n: make_searcher(args.hash, n, args.search_params, args.net) for n in (1, 2)}
     print(
         f"# time to depth {args.time_to_depth}, hash {args.hash} MB, "
         f"positions {', '.join(str(i + 1) for i in chosen)}"
@@ -238,7 +242,7 @@ def time_to_depth(args, positions) -> None:
 
 def startpos_1s(args) -> None:
     """Deepest iteration completed in one second from the start position."""
-    searcher = make_searcher(args.hash, args.threads, args.search_params)
+    searcher = make_searcher(args.hash, args.threads, args.search_params, args.net)
     fresh(searcher)
     done: list[IterationInfo] = []
 
@@ -263,7 +267,7 @@ def depth_1s(args, positions) -> None:
     middle-game positions (comment starting 'middle game'), and their node rate.  With
     --nodes N each search gets N nodes instead: the same figure without the machine's load
     (1 s is about 1.2 M nodes on an idle core)."""
-    searcher = make_searcher(args.hash, args.threads, args.search_params)
+    searcher = make_searcher(args.hash, args.threads, args.search_params, args.net)
     chosen = [
         (i, sfen) for i, (sfen, comment) in enumerate(positions, 1) if comment.startswith("middle game")
     ]
@@ -317,7 +321,9 @@ def depth_1s(args, positions) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, net=None) -> int:
+    """The bench's command line; `net` (NetArrays, from `usi-engine nnue-bench search`) searches
+    with that network instead of the hand-made evaluation."""
     ap = argparse.ArgumentParser(
         prog="usi-engine bench",
         description=__doc__.split("\n\n")[0],
@@ -349,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--verify", action="store_true", help="check every position parses, then exit")
     args = ap.parse_args(argv)
+    args.net = net
     try:
         args.search_params = parse_tunes(args.tune)
     except ValueError as exc:

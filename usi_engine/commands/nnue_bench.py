@@ -49,21 +49,12 @@ def load(evaldir: str):
 
 def run_search(args) -> None:
     net = load(args.evaldir)
-    plain = search_bench.make_searcher
-
-    def make_searcher(hash_mb, threads):
-        searcher = plain(hash_mb, threads)
-        searcher.set_network(net)
-        searcher.warmup()  # compile the network's path too, untimed
-        return searcher
-
-    search_bench.make_searcher = make_searcher
     argv = ["--depth", str(args.depth), "--threads", str(args.threads), "--hash", str(args.hash)]
     if args.movetime:
         argv += ["--movetime", str(args.movetime)]
     if args.depth_1s:
         argv.append("--depth-1s")
-    search_bench.main(argv)
+    search_bench.main(argv, net=net)
 
 
 @njit(cache=False, _nrt=False)
