@@ -426,16 +426,16 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
             ("SingularNegative", 1),
             ("LmrTtCapture", 1),
             ("NullMoveCutOnly", 1),
-            ("QsMoveCount", 0),
+            ("QsEvasionSee", 0),
             ("LmrCutNode", 2),
             ("LmrChecks", 1),
-            ("TtValueEval", 1),
+            ("TtValueEval", 0),
         ]
     ]
     + [
         (name, value, WITH_HANDS)
         for name, value in [
-            ("QsEvasionSee", 0),
+            ("QsMoveCount", 0),
             ("CheckExtensionDepth", 10),
             ("CheckExtensionSee", 1),
             ("AlphaRaiseReduce", 1),
@@ -445,7 +445,8 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,
-    SingularDepth, QsMoveCount and QsEvasionSee set back to the search before their SPRTs)
+    SingularDepth, QsMoveCount, QsEvasionSee and TtValueEval set back to the search before
+    their SPRTs)
     do reach the search, and the defaults give the default tree again."""
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()
@@ -560,7 +561,7 @@ def test_hashfull_counts_this_generation(searcher):
     assert (ctt.hashfull(table, 1), ctt.hashfull(table, 2)) == (400, 200)
     # the search's report: a second search on the same table counts only its own entries
     infos = []
-    think(searcher, Position(), depth=7, infos=infos)
+    think(searcher, Position(), depth=9, infos=infos)
     first = infos[-1].hashfull
     assert 0 < first <= 1000
     again = []
