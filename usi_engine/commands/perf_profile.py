@@ -111,11 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import bench  # numba loads after NUMBA_CACHE_DIR is set
     from usi_engine.core.network import load_eval_dir, network_arrays
 
-    searcher = bench.make_searcher(bench.DEFAULT_HASH_MB, 1)
     net = load_eval_dir(args.evaldir)
-    if net is not None:
-        searcher.set_network(network_arrays(net))
-        searcher.warmup()
+    searcher = bench.make_searcher(bench.DEFAULT_HASH_MB, 1, net=None if net is None else network_arrays(net))
     symbols = jitted_symbols(engine_dispatchers())
     write_perf_map(symbols)
     print(f"# {len(symbols)} jitted functions mapped; evaluation {args.evaldir}, depth {args.depth}")
