@@ -110,7 +110,7 @@ class Scripted:
     def new_game(self):
         self.games += 1
 
-    def search(self, game, multipv):
+    def search(self, game, multipv, opening=False):
         return self.answer(game)
 
 
@@ -149,6 +149,26 @@ def test_game_adjudicated_by_score_gives_results_by_side():
     assert [int(r["game_result"]) for r in out.records] == [1, -1, 1, -1]
     assert [int(r["score"]) for r in out.records] == [800, -800, 800, -800]
     assert [int(r["gamePly"]) for r in out.records] == [1, 2, 3, 4]
+
+
+def test_the_opening_plies_are_searched_as_the_opening():
+    """The labeler is told which searches play the opening (MultiPV, not written): a teacher
+    may search those shallower.  The balance check at the opening's end is a full search."""
+    asked = []
+
+    def answer(g):
+        move = ["5i4h", "5a4b", "4h5i", "4b5a"][len(g.moves) % 4]
+        return [Line(move, 0, None)]
+
+    class Recording(Scripted):
+        def search(self, game, multipv, opening=False):
+            asked.append((len(game.moves), multipv, opening))
+            return self.answer(game)
+
+    cfg = replace(NO_OPENING, multipv=2, multipv_plies=4, max_ply=8)
+    out = play_game(random.Random(1), Recording(answer), cfg, "4k4/9/9/9/9/9/9/9/4K4 b - 1")
+    assert out.reason == "max plies"
+    assert asked == [(ply, 2 if ply < 4 else 1, ply < 4) for ply in range(8)]
 
 
 def test_game_skips_checks_captures_and_mate_scores():
@@ -225,7 +245,7 @@ class Hanging(Scripted):
         super().__init__(answer)
         self.hang_at, self.calls, self.restarts = set(hang_at), 0, 0
 
-    def search(self, game, multipv):
+    def search(self, game, multipv, opening=False):
         self.calls += 1
         if self.calls in self.hang_at:
             raise EngineTimeout("no answer in time")
@@ -270,7 +290,7 @@ class HangsOnOneOpening(Scripted):
         super().__init__(answer)
         self.bad_start, self.restarts = bad_start, 0
 
-    def search(self, game, multipv):
+    def search(self, game, multipv, opening=False):
         if game.start_sfen == self.bad_start and len(game.moves) == 5:
             raise EngineTimeout("no answer in time")
         return super().search(game, multipv)
@@ -400,6 +420,42 @@ def test_teacher_engine_labels_through_usi(tmp_path):
     assert summary["positions"] == 20
     for rec in psv.read_records(shard_path(cfg.out, 0)):
         assert psv.record_move(rec) in Position(psv.record_sfen(rec)).legal_moves()
+
+
+def test_a_teacher_searches_the_opening_with_its_opening_limit():
+    from usi_engine.training.data.labeler import Game, UsiTeacher
+
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "usi_multipv_engine.py")
+    cmd = f"{sys.executable} {fixture}"
+    for opening_go, expected in (("depth 1", "go depth 1"), (None, "go depth 5")):
+        teacher = UsiTeacher(cmd, "depth 5", timeout=30, opening_go=opening_go)
+        sent = []
+        send = teacher.proc.send
+        teacher.proc.send = lambda line: (sent.append(line), send(line))[1]
+        try:
+            game = Game(START_SFEN, [], Position())
+            # (the fixture's MultiPV option is USI_MultiPV, which the teacher leaves alone: one line)
+            assert [line.move for line in teacher.search(game, 2, opening=True)] == ["1g1f"]
+            assert [line.move for line in teacher.search(game, 1)] == ["1g1f"]
+        finally:
+            teacher.close()
+        assert [line for line in sent if line.startswith("go")] == [expected, "go depth 5"]
+
+
+def test_cli_teacher_opening_go(tmp_path):
+    from usi_engine.commands import gensfen as cli
+
+    args = ["--out", str(tmp_path / "x"), "--positions", "10"]
+    with pytest.raises(SystemExit, match="--teacher-opening-go is the limit of a --teacher"):
+        cli.config_from_args(cli.parse_args(args + ["--teacher-opening-go", "depth 4"]))
+    plain = cli.config_from_args(cli.parse_args(args + ["--teacher", "engine"]))
+    assert plain.teacher_opening_go is None
+    assert "teacher_opening_go" not in plain.identity()  # folders made before it still resume
+    shallow = cli.config_from_args(
+        cli.parse_args(args + ["--teacher", "engine", "--teacher-opening-go", "depth 4"])
+    )
+    assert shallow.identity()["teacher_opening_go"] == "depth 4"
+    assert not (tmp_path / "x").exists()
 
 
 def test_ray_local_cluster_makes_the_same_shards(generated, tmp_path):

@@ -55,7 +55,7 @@ class ScriptedTeacher:
     def new_game(self):
         self.games += 1
 
-    def search(self, game, multipv):
+    def search(self, game, multipv, opening=False):
         self.asked.append(game.usi_position())
         return self.answer(game.start_sfen)
 

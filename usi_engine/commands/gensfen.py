@@ -98,6 +98,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--teacher-go", default="depth 8", help="the teacher's go arguments (default 'depth 8')")
     p.add_argument(
+        "--teacher-opening-go",
+        default=None,
+        metavar="ARGS",
+        help="the teacher's go arguments for the opening's plies, which are played but not written "
+        "(default: --teacher-go; a shallower search there leaves more time for the kept positions)",
+    )
+    p.add_argument(
         "--teacher-timeout",
         type=float,
         default=GenConfig.teacher_timeout,
@@ -138,6 +145,11 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
             "--evaldir sets our own search's network; give a --teacher its "
             "network with --teacher-option EvalDir=DIR"
         )
+    if a.teacher_opening_go and not a.teacher:
+        raise SystemExit(
+            "--teacher-opening-go is the limit of a --teacher: give one (our own search "
+            "plays the opening at --depth)"
+        )
     try:
         options = parse_teacher_options(a.teacher_option)
     except ValueError as exc:
@@ -164,6 +176,7 @@ def config_from_args(a: argparse.Namespace) -> GenConfig:
         evaldir=a.evaldir,
         teacher=absolute_command(a.teacher) if a.teacher else None,
         teacher_go=a.teacher_go,
+        teacher_opening_go=a.teacher_opening_go,
         teacher_options=options,
         teacher_timeout=a.teacher_timeout,
         openings=read_openings(a.openings) if a.openings else (START_SFEN,),

@@ -53,6 +53,7 @@ class GenConfig:
     evaldir: str | None = None  # our search's network (None: hand-made evaluation)
     teacher: str | None = None
     teacher_go: str = "depth 8"
+    teacher_opening_go: str | None = None  # the teacher's go in the opening (None: teacher_go)
     teacher_options: tuple[tuple[str, str], ...] = ()
     teacher_timeout: float = 600.0  # seconds one teacher search may take before a restart
     openings: tuple[str, ...] = (START_SFEN,)
@@ -68,8 +69,9 @@ class GenConfig:
         d = dataclasses.asdict(self)
         for k in ("out", "positions", "workers", "max_seconds", "ray_address", "teacher_timeout"):
             d.pop(k)
-        if self.evaldir is None:
-            d.pop("evaldir")  # folders made before the option existed still resume
+        for k in ("evaldir", "teacher_opening_go"):
+            if d[k] is None:
+                d.pop(k)  # folders made before the option existed still resume
         d["teacher_options"] = [list(kv) for kv in self.teacher_options]
         d["openings"] = list(self.openings)
         d["record_bytes"] = psv.RECORD_BYTES
@@ -93,7 +95,13 @@ def make_labeler(cfg: GenConfig):
     from .labeler import OwnSearch, UsiTeacher
 
     if cfg.teacher:
-        return UsiTeacher(cfg.teacher, cfg.teacher_go, dict(cfg.teacher_options), cfg.teacher_timeout)
+        return UsiTeacher(
+            cfg.teacher,
+            cfg.teacher_go,
+            dict(cfg.teacher_options),
+            cfg.teacher_timeout,
+            cfg.teacher_opening_go,
+        )
     return OwnSearch(cfg.depth, cfg.nodes, cfg.hash_mb, cfg.evaldir)
 
 

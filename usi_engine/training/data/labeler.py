@@ -70,7 +70,8 @@ class OwnSearch:
         self.searcher.new_game()
         self.searcher.generation = 0
 
-    def search(self, game: Game, multipv: int) -> list[Line]:
+    def search(self, game: Game, multipv: int, opening: bool = False) -> list[Line]:
+        """The lines of `multipv` searches (the opening's plies are searched as the others)."""
         lines: dict[int, Line] = {}
 
         def keep(info) -> None:
@@ -122,13 +123,23 @@ def parse_teacher_options(texts: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 class UsiTeacher:
-    """Any USI engine as the labeler: `position` + `go <limit>`, MultiPV set when needed."""
+    """Any USI engine as the labeler: `position` + `go <limit>`, MultiPV set when needed.
+
+    `opening_go`, if given, is the limit of the opening's plies: they are played, not
+    written, and a game whose opening ends out of balance is dropped, so a shallower search
+    there spends the teacher's time on the positions that are kept."""
 
     def __init__(
-        self, command: str, go: str = "depth 8", options: dict[str, str] | None = None, timeout: float = 600.0
+        self,
+        command: str,
+        go: str = "depth 8",
+        options: dict[str, str] | None = None,
+        timeout: float = 600.0,
+        opening_go: str | None = None,
     ) -> None:
         self.command = command
         self.go = go
+        self.opening_go = opening_go or go
         self.options = dict(options or {})
         self.timeout = timeout
         self._start()
@@ -150,13 +161,13 @@ class UsiTeacher:
     def new_game(self) -> None:
         self.proc.send("usinewgame")
 
-    def search(self, game: Game, multipv: int) -> list[Line]:
+    def search(self, game: Game, multipv: int, opening: bool = False) -> list[Line]:
         if self._multipv != multipv and "MultiPV" in self.proc.options:
             self.proc.setoptions({"MultiPV": str(multipv)})
             self.proc.isready(self.timeout)
             self._multipv = multipv
         self.proc.send(game.usi_position())
-        self.proc.send(f"go {self.go}")
+        self.proc.send(f"go {self.opening_go if opening else self.go}")
         deadline = time.monotonic() + self.timeout
         lines: dict[int, Line] = {}
         while True:

@@ -100,7 +100,7 @@ def play_game(rng: random.Random, labeler, cfg: PlayConfig, start_sfen: str = ST
             _play(game, rng.choice(moves))
             continue
         opening = ply < cfg.multipv_plies
-        lines = labeler.search(game, cfg.multipv if opening else 1)
+        lines = labeler.search(game, cfg.multipv if opening else 1, opening)
         if not lines:
             reason, result = "no legal move", psv.LOSS
             break
