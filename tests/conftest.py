@@ -219,6 +219,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_distill::test_bad_settings_are_refused": ("subprocess",),
     "test_gensfen::test_same_seed_same_bytes_with_two_worker_processes": ("slow", "subprocess"),
     "test_gensfen::test_teacher_engine_labels_through_usi": ("slow", "subprocess"),
+    "test_gensfen::test_a_teacher_searches_the_opening_with_its_opening_limit": ("subprocess",),
     "test_gensfen::test_ray_local_cluster_makes_the_same_shards": ("slow", "ray", "subprocess"),
     "test_jit::test_a_cache_older_than_the_sources_is_emptied": ("slow", "subprocess"),
     "test_match::test_random_vs_random_match": ("subprocess",),

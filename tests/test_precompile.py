@@ -83,3 +83,25 @@ def test_numba_reads_and_writes_cache_entries_under_the_lock():
     assert IndexDataCacheFile._usi_engine_locked
     for name in ("save", "load"):
         assert getattr(IndexDataCacheFile, name).__qualname__.startswith("_cache_entries_under_lock")
+
+
+def test_the_windows_branch_of_the_cache_lock(tmp_path, monkeypatch):
+    """Where fcntl is missing the lock is msvcrt's on the file's first byte: taken again when
+    msvcrt gives up (after 10 s on a held lock), let go on the way out."""
+    import types
+
+    from usi_engine.core.jit import _cache_lock
+
+    calls = []
+
+    def locking(fd, mode, nbytes):
+        calls.append((mode, nbytes, os.lseek(fd, 0, os.SEEK_CUR)))
+        if len(calls) == 1:
+            raise OSError("deadlock avoided")  # what msvcrt raises when it gives up
+
+    fake = types.SimpleNamespace(LK_LOCK=1, LK_UNLCK=0, locking=locking)
+    monkeypatch.setitem(sys.modules, "msvcrt", fake)
+    monkeypatch.setattr(os, "name", "nt")
+    with _cache_lock(str(tmp_path)):
+        assert calls == [(1, 1, 0), (1, 1, 0)]
+    assert calls[2:] == [(0, 1, 0)]
