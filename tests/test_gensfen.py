@@ -431,7 +431,12 @@ def test_a_teacher_searches_the_opening_with_its_opening_limit():
         teacher = UsiTeacher(cmd, "depth 5", timeout=30, opening_go=opening_go)
         sent = []
         send = teacher.proc.send
-        teacher.proc.send = lambda line: (sent.append(line), send(line))[1]
+
+        def recording_send(line):
+            sent.append(line)
+            send(line)
+
+        teacher.proc.send = recording_send
         try:
             game = Game(START_SFEN, [], Position())
             # (the fixture's MultiPV option is USI_MultiPV, which the teacher leaves alone: one line)

@@ -31,7 +31,7 @@ from usi_engine.core import board as cb
 from usi_engine.core import nnue as cn
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.movegen import generate, GEN_ALL
-from usi_engine.core.network import load_eval_dir, network_arrays
+from usi_engine.search.factory import load_network
 from usi_engine.core.types import MAX_MOVES
 
 from . import bench as search_bench
@@ -40,11 +40,11 @@ from . import bench as search_bench
 def load(evaldir: str):
     """NetArrays of the network an EvalDir value names, or None for the hand-made evaluation
     ('handmade', '<internal>')."""
-    net = load_eval_dir(evaldir)
-    if net is None:
+    loaded = load_network(evaldir)
+    if loaded is None:
         return None
-    print(f"# network {net.name} from {net.source}")
-    return network_arrays(net)
+    print(f"# network {loaded.name} from {loaded.source}")
+    return loaded.arrays
 
 
 def run_search(args) -> None:

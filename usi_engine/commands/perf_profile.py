@@ -108,11 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         print("perf not found: install linux-perf (Debian) or linux-tools (Ubuntu)")
         return 2
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="usi_engine_numba_")
-    from . import bench  # numba loads after NUMBA_CACHE_DIR is set
-    from usi_engine.core.network import load_eval_dir, network_arrays
+    from . import bench, nnue_bench  # numba loads after NUMBA_CACHE_DIR is set
 
-    net = load_eval_dir(args.evaldir)
-    searcher = bench.make_searcher(bench.DEFAULT_HASH_MB, 1, net=None if net is None else network_arrays(net))
+    searcher = bench.make_searcher(bench.DEFAULT_HASH_MB, 1, net=nnue_bench.load(args.evaldir))
     symbols = jitted_symbols(engine_dispatchers())
     write_perf_map(symbols)
     print(f"# {len(symbols)} jitted functions mapped; evaluation {args.evaldir}, depth {args.depth}")
