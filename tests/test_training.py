@@ -158,6 +158,42 @@ def test_score_factor_scales_before_the_score_limit():
     assert np.array_equal(plain, raw[np.abs(raw) <= 300])
 
 
+def test_score_factor_for_a_folder_scales_only_its_shards(tmp_path):
+    """Two teachers in one run: the shards under one folder take their own factor, the
+    others --score-factor's, in file order."""
+    from usi_engine.commands.train import parse_args
+    from usi_engine.training.learn.trainer import load_split
+
+    shard = ds.shard_files([str(DATA)])[0]
+    records = psv.read_shard(shard)
+    for name in ("ours", "gps"):
+        (tmp_path / name).mkdir()
+        psv.write_records(str(tmp_path / name / "shard_00000.bin"), records)
+    files = ds.shard_files([str(tmp_path / "ours"), str(tmp_path / "gps")])
+    a = parse_args([*files, "--out", "unused", "--score-factor-for", f"{tmp_path / 'gps'}=0.5"])
+    assert a.score_factor_for == [(str(tmp_path / "gps"), 0.5)]
+    cfg = TrainConfig(data=files, out="unused", score_limit=30000, score_factors=tuple(a.score_factor_for))
+    raw = ds.load_positions([shard]).score.astype(np.int64)
+    scores = load_split(files, cfg).score.astype(np.int64)
+    assert np.array_equal(scores, np.concatenate([raw, np.rint(raw * 0.5)]))
+    # a later entry for the same shard wins; a factor for a file alone works too
+    later = TrainConfig(
+        data=files, out="unused", score_limit=30000, score_factors=((str(tmp_path), 2.0), (files[1], 0.25))
+    )
+    assert np.array_equal(
+        load_split(files, later).score, np.concatenate([np.rint(raw * 2.0), np.rint(raw * 0.25)])
+    )
+
+
+def test_score_factor_for_refuses_a_bad_value(capsys):
+    from usi_engine.commands.train import parse_args
+
+    for bad in ("runs/gps", "runs/gps=", "=0.5", "runs/gps=-1", "runs/gps=x"):
+        with pytest.raises(SystemExit):
+            parse_args(["data", "--out", "unused", "--score-factor-for", bad])
+        assert "expected PATH=FACTOR with a positive FACTOR" in capsys.readouterr().err
+
+
 # --- export ------------------------------------------------------------------------------
 
 

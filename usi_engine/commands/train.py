@@ -76,6 +76,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=d.score_factor,
         help="multiply every score by this first (a teacher's centipawns in ours)",
     )
+    p.add_argument(
+        "--score-factor-for",
+        metavar="PATH=FACTOR",
+        action="append",
+        default=[],
+        type=_path_factor,
+        help="the shards named by PATH, or found under it, use FACTOR instead of --score-factor "
+        "(two teachers' labels in one run); may be given more than once",
+    )
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--device", default=d.device, help="auto (CUDA when present), cpu, cuda")
     p.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
@@ -91,6 +100,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--init", default=None, help="start from the weights of an nn.bin")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
+
+
+def _path_factor(text: str) -> tuple[str, float]:
+    path, sep, factor = text.rpartition("=")
+    try:
+        value = float(factor)
+    except ValueError:
+        value = None
+    if not sep or not path or value is None or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected PATH=FACTOR with a positive FACTOR, got {text!r}")
+    return path, value
 
 
 def default_arch(init: str | None) -> str:
@@ -133,6 +153,7 @@ def main(argv=None) -> int:
         scale=a.scale,
         score_limit=a.score_limit,
         score_factor=a.score_factor,
+        score_factors=tuple(a.score_factor_for),
         seed=a.seed,
         device=a.device,
         resume=None if a.fresh else a.resume,

@@ -51,6 +51,9 @@ class TrainConfig:
     scale: float = 600.0  # centipawns per unit of the sigmoid's argument
     score_limit: int = 3000  # drop positions with |score| beyond this
     score_factor: float = 1.0  # scores times this first: a teacher's centipawns in ours
+    # (path, factor): the shards named by path, or found under it, use this factor instead,
+    # so that two teachers' labels train together, each on our scale
+    score_factors: tuple[tuple[str, float], ...] = ()
     seed: int = 1
     device: str = "auto"  # auto: CUDA when present, else CPU
     resume: str | None = None  # a checkpoint.pt to go on from; "auto": out's own, if any
@@ -101,10 +104,27 @@ def split_files(cfg: TrainConfig) -> tuple[list[str], list[str]]:
     return files[:-1], files[-1:]
 
 
+def score_factor_of(shard: str, cfg: TrainConfig) -> float:
+    """The factor for one shard's scores: that of the last `score_factors` entry naming the
+    shard or a folder above it, else `cfg.score_factor`."""
+    factor = cfg.score_factor
+    shard = os.path.abspath(shard)
+    for path, f in cfg.score_factors:
+        path = os.path.abspath(path)
+        if shard == path or shard.startswith(path.rstrip(os.sep) + os.sep):
+            factor = f
+    return factor
+
+
 def load_split(files: list[str], cfg: TrainConfig) -> ds.Positions:
+    """The positions of `files`, in order, each shard's scores times its factor, then those
+    beyond the score limit dropped."""
     pos = ds.load_positions(files)
-    if cfg.score_factor != 1.0:
-        scaled = np.rint(pos.score.astype(np.float64) * cfg.score_factor)
+    factors = [score_factor_of(f, cfg) for f in files]
+    if any(f != 1.0 for f in factors):
+        counts = [os.path.getsize(f) // psv.RECORD_BYTES for f in files]  # whole: decoded above
+        per_row = np.repeat(np.asarray(factors, np.float64), counts)
+        scaled = np.rint(pos.score.astype(np.float64) * per_row)
         pos.score = np.clip(scaled, -psv.SCORE_LIMIT, psv.SCORE_LIMIT).astype(pos.score.dtype)
     keep = np.abs(pos.score.astype(np.int32)) <= cfg.score_limit
     return pos.subset(np.flatnonzero(keep))
@@ -296,6 +316,9 @@ def find_checkpoint(cfg: TrainConfig, files: list[str]) -> str | None:
     ckpt = load_checkpoint(path)
     old = {k: v for k, v in dict(ckpt.get("train_config") or {}).items() if k not in _FREE_SETTINGS}
     new = {k: v for k, v in asdict(cfg).items() if k not in _FREE_SETTINGS}
+    for settings in (old, new):  # unset, it is left out: runs from before it still resume
+        if not settings.get("score_factors"):
+            settings.pop("score_factors", None)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if ckpt.get("data_files") != data_identity(files):
         diff.append("data files")
