@@ -185,6 +185,16 @@ def test_score_factor_for_a_folder_scales_only_its_shards(tmp_path):
     )
 
 
+def test_score_factor_for_a_path_without_shards_is_refused(tmp_path):
+    """A mistyped folder would leave its teacher's centipawns unscaled: the run stops first."""
+    cfg = TrainConfig(
+        data=[str(DATA)], out=str(tmp_path / "net"), epochs=1, score_factors=((str(tmp_path / "gsp"), 0.87),)
+    )
+    with pytest.raises(ValueError, match="score factor for .*gsp: names no shard"):
+        train(cfg)
+    assert not (tmp_path / "net" / "nn.bin").exists()
+
+
 def test_score_factor_for_refuses_a_bad_value(capsys):
     from usi_engine.commands.train import parse_args
 

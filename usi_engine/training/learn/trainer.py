@@ -104,14 +104,18 @@ def split_files(cfg: TrainConfig) -> tuple[list[str], list[str]]:
     return files[:-1], files[-1:]
 
 
+def _names(path: str, shard: str) -> bool:
+    """Whether `path` is the shard itself or a folder above it."""
+    path, shard = os.path.abspath(path), os.path.abspath(shard)
+    return shard == path or shard.startswith(path.rstrip(os.sep) + os.sep)
+
+
 def score_factor_of(shard: str, cfg: TrainConfig) -> float:
     """The factor for one shard's scores: that of the last `score_factors` entry naming the
     shard or a folder above it, else `cfg.score_factor`."""
     factor = cfg.score_factor
-    shard = os.path.abspath(shard)
     for path, f in cfg.score_factors:
-        path = os.path.abspath(path)
-        if shard == path or shard.startswith(path.rstrip(os.sep) + os.sep):
+        if _names(path, shard):
             factor = f
     return factor
 
@@ -153,6 +157,9 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
     device = pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     train_files, val_files = split_files(cfg)
+    for path, _ in cfg.score_factors:  # a mistyped path would leave its teacher unscaled
+        if not any(_names(path, f) for f in train_files + val_files):
+            raise ValueError(f"score factor for {path}: names no shard of the training or validation data")
     resume = find_checkpoint(cfg, train_files + val_files) if cfg.resume == "auto" else cfg.resume
     ckpt = load_checkpoint(resume, device) if resume else None
     t0 = time.monotonic()
