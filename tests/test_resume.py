@@ -202,3 +202,34 @@ def test_training_refuses_a_checkpoint_of_other_settings(tmp_path, capsys):
     assert (tmp_path / "checkpoint.pt").read_bytes() == before
     assert train_nnue.main(args + ["--lr", "0.01", "--fresh"]) == 0
     assert (tmp_path / "checkpoint.pt").read_bytes() != before
+
+
+def test_training_with_a_score_factor_for_resumes_and_older_checkpoints_still_do(tmp_path, capsys):
+    """--score-factor-for is part of a run's identity: the same factor goes on, another is
+    refused; a checkpoint written before the setting existed (no such key) still resumes
+    when the setting is unset."""
+    import json
+
+    import torch
+
+    from usi_engine.commands import train as train_nnue
+
+    base = [str(DATA), "--batch-size", "64", "--threads", "1", "--device", "cpu", "--no-progress"]
+    scaled = base + ["--out", str(tmp_path / "a"), "--score-factor-for", f"{DATA}=0.5"]
+    assert train_nnue.main(scaled + ["--epochs", "1"]) == 0
+    capsys.readouterr()
+    assert train_nnue.main(scaled + ["--epochs", "2"]) == 0
+    assert "(epoch 1 done)" in capsys.readouterr().out  # went on, not started over
+    assert json.loads((tmp_path / "a" / "history.json").read_text())["history"][-1]["epoch"] == 2
+    assert train_nnue.main(base + ["--out", str(tmp_path / "a"), "--epochs", "3"]) == 2
+    assert "other settings (score_factors)" in capsys.readouterr().err
+
+    plain = base + ["--out", str(tmp_path / "b")]
+    assert train_nnue.main(plain + ["--epochs", "1"]) == 0
+    ckpt_path = tmp_path / "b" / "checkpoint.pt"
+    ckpt = torch.load(ckpt_path, weights_only=False)
+    del ckpt["train_config"]["score_factors"]  # as written before the setting existed
+    torch.save(ckpt, ckpt_path)
+    capsys.readouterr()
+    assert train_nnue.main(plain + ["--epochs", "2"]) == 0
+    assert "(epoch 1 done)" in capsys.readouterr().out
