@@ -126,7 +126,7 @@ def load_split(files: list[str], cfg: TrainConfig) -> ds.Positions:
     pos = ds.load_positions(files)
     factors = [score_factor_of(f, cfg) for f in files]
     if any(f != 1.0 for f in factors):
-        counts = [os.path.getsize(f) // psv.RECORD_BYTES for f in files]  # whole: decoded above
+        counts = [len(psv.read_records(f, mmap=True)) for f in files]
         per_row = np.repeat(np.asarray(factors, np.float64), counts)
         scaled = np.rint(pos.score.astype(np.float64) * per_row)
         pos.score = np.clip(scaled, -psv.SCORE_LIMIT, psv.SCORE_LIMIT).astype(pos.score.dtype)
