@@ -87,7 +87,7 @@ def _tt_line_depth(searcher, pos, limit=40):
     p = pos.copy()
     deepest = 0
     for ply in range(limit):
-        hit, m1, _m2, _v, _e, depth, _b = ctt.probe(searcher.tt, np.uint64(p.key()))
+        hit, m1, _m2, _v, _e, depth, _b, _pv = ctt.probe(searcher.tt, np.uint64(p.key()))
         if not hit or m1 == 0:
             break
         if depth >= cs.ONE_PLY:
@@ -191,7 +191,7 @@ def test_restricted_node_searches_the_similar_positions_best_move():
     # the sibling reached by a pass: White to move on Black's board before 1g1f
     passed = Position(MIDDLE_GAME.replace(" b ", " w "))
     assert (int(passed.key()) ^ 1) == int(Position(MIDDLE_GAME).key())
-    ctt.store(ctx.tt, np.uint64(passed.key()), passed.parse_move("3a4b"), 0, 0, 8, ctt.BOUND_LOWER, 0)
+    ctt.store(ctx.tt, np.uint64(passed.key()), passed.parse_move("3a4b"), 0, 0, 8, ctt.BOUND_LOWER, 0, False)
     ctx.stack_pt[0] = 0
     cb.do_move(arrays, Position(MIDDLE_GAME).parse_move("1g1f"))
     ctx.stats[cs.S_OSL_PLY] = 1

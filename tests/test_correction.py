@@ -62,7 +62,7 @@ def test_the_tt_keeps_the_raw_evaluation():
         child = Position(MIDDLE_GAME)
         child.push(m)
         key = np.uint64(child.key())
-        hit, _, _, _, ev, _, _ = ctt.probe(ctx.tt, key)
+        hit, _, _, _, ev, _, _, _ = ctt.probe(ctx.tt, key)
         if hit and ev != ctt.EVAL_NONE:
             assert ev == evaluate(child.arrays), m
             checked += 1

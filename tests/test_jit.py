@@ -152,7 +152,7 @@ def test_prefetch_emits_the_instruction_and_changes_no_result():
     and the compiled code holds a real prefetch instruction (not an empty call)."""
     table = ctt.table_for_entries(64)
     key = np.uint64(0x0123_4567_89AB_CDEF)
-    ctt.store(table, key, 4242, 37, -5, 12, ctt.BOUND_EXACT, 0)
+    ctt.store(table, key, 4242, 37, -5, 12, ctt.BOUND_EXACT, 0, True)
     assert _probe_after_prefetch(table, key) == ctt.probe(table, key)
     assert _probe_after_prefetch(table, key)[:2] == (True, 4242)
     assert not _probe_after_prefetch(table, np.uint64(77))[0]

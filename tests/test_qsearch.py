@@ -60,7 +60,7 @@ def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
     assert cs.qsearch(arrays, ctx, -INF, INF, 0) == ctt.VALUE_MATE - 1  # mate in 1
     assert move_to_usi(int(ctx.pv[0, 0])) == "G*5b"
-    hit, m1, _m2, _v, _ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    hit, m1, _m2, _v, _ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     # at or above beta the stand-pat cutoff comes first: no probe, no mate score
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)

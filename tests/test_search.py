@@ -164,7 +164,7 @@ def test_defender_uses_perpetual_check_to_win(searcher):
     # a win, but one this path decides, not a mate the tree proved: reported in cp
     assert r.info.score_mate is None and r.info.score_cp >= cs.VALUE_PERPETUAL - MAX_PLY
     # and the root's TT entry keeps its best move but no value
-    hit, m1, _m2, _v, _e, _d, bound = ctt.probe(searcher.tt, np.uint64(pos.key()))
+    hit, m1, _m2, _v, _e, _d, bound, _pv = ctt.probe(searcher.tt, np.uint64(pos.key()))
     assert hit and bound == ctt.BOUND_NONE and move_to_usi(int(m1)) == "1a1b"
 
 
@@ -176,7 +176,7 @@ def test_root_fail_low_is_stored_as_an_upper_bound():
     arrays, ctx = tree(sfen)
     v = cs.root_search(arrays, ctx, 5000, 5001, 4 * cs.ONE_PLY)
     assert v <= 5000
-    hit, _m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    hit, _m1, _m2, _v, ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_UPPER
     assert ev == evaluate(arrays) != 0  # the root's real static eval, not 0
 
@@ -186,7 +186,7 @@ def test_mate_in_1_store_keeps_no_fake_eval():
     ctx.stack_pt[0] = 0  # as if a real move led here
     v = cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
     assert v == ctt.VALUE_MATE - 2  # mate in 1 from ply 1
-    hit, m1, _m2, _v, ev, _d, bound = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
+    hit, m1, _m2, _v, ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
     # the quiescence search of the same position stands pat on its real eval
@@ -305,25 +305,28 @@ def test_null_move_reduction_grows_with_the_margin_over_beta():
     assert [cs.null_move_reduction(sp, 8, 100 + m, 100) for m in (0, 500, 5000)] == [base] * 3
 
 
-def test_late_move_reduction_adds_plies_where_not_improving_and_after_a_tt_capture():
+def test_late_move_reduction_by_node_kind_improving_tt_capture_and_pv_flag():
     _, ctx = tree("ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1")
     sp = defaults()
     good, bad = sp[INDEX["LmrHistoryGood"]] + 1, -sp[INDEX["LmrHistoryBad"]] - 1
 
-    def lmr(history=0, pv=False, cut=0, improving=True, tt_capture=False):
-        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture, False)
+    def lmr(history=0, pv=False, cut=0, improving=True, tt_capture=False, tt_pv=False):
+        return cs.late_move_reduction(ctx, 10, 20, history, pv, cut, improving, tt_capture, False, tt_pv)
 
     ply = cs.ONE_PLY  # the reduction is in half plies
     base = lmr()
     assert base == ctx.reductions[10, 20] * ply > ply
     assert (lmr(pv=True), lmr(cut=1), lmr(good), lmr(bad)) == (base - ply, base + ply, base - ply, base + ply)
-    assert lmr(improving=False) == lmr(tt_capture=True) == base  # off by default
+    assert lmr(improving=False) == lmr(tt_capture=True) == lmr(tt_pv=True) == base  # off by default
     sp[INDEX["LmrNotImproving"]] = 1  # the settings under test
     sp[INDEX["LmrTtCapture"]] = 1
+    sp[INDEX["TtPvReduce"]] = 1
     cs.set_search_params(ctx, sp)
     assert (lmr(improving=False), lmr(improving=True)) == (base + ply, base)
     assert lmr(tt_capture=True) == lmr(improving=False, tt_capture=True) - ply == base + ply
-    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False, False) == 0  # never below zero
+    # a ply less at a zero-window node once on the PV; a PV node keeps its own ply less only
+    assert (lmr(tt_pv=True), lmr(pv=True, tt_pv=True)) == (base - ply, base - ply)
+    assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False, False, True) == 0  # never below zero
 
 
 def test_late_quiet_moves_are_pruned_by_the_depth_lmr_would_leave_them():
@@ -351,7 +354,7 @@ def test_late_move_reduction_by_history_in_half_plies():
     cs.set_search_params(ctx, sp)
 
     def lmr(history):
-        return cs.late_move_reduction(ctx, 10, 20, history, False, 0, True, False, False)
+        return cs.late_move_reduction(ctx, 10, 20, history, False, 0, True, False, False, False)
 
     base = lmr(0)
     assert base == ctx.reductions[10, 20] * cs.ONE_PLY
@@ -398,7 +401,7 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         ctx.stack_pt[0] = 0  # as if a move led here
         key = arrays.keys[arrays.st[cb.ST_PLY]]
         v = cs.search(arrays, ctx, -1, 0, depth, 1, 1)
-        hit, move, _m2, _v, _e, tt_depth, bound = ctt.probe(ctx.tt, key)
+        hit, move, _m2, _v, _e, tt_depth, bound, _pv = ctt.probe(ctx.tt, key)
         assert hit and move == capture and bound == ctt.BOUND_LOWER and v >= 0
         found[probcut] = (v, tt_depth)
     v, tt_depth = found[5]
@@ -487,23 +490,39 @@ def test_capture_history_learns_only_when_it_orders(searcher):
 def test_tt_store_probe_round_trip():
     table = ctt.table_for_entries(1024)
     key = np.uint64(0x1234_5678_9ABC_DEF0)
-    ctt.store(table, key, 0x12345, -321, 45, 14, ctt.BOUND_EXACT, 3)
-    hit, m1, m2, value, ev, depth, bound = ctt.probe(table, key)
-    assert (hit, m1, m2, value, ev, depth, bound) == (True, 0x12345, 0, -321, 45, 14, ctt.BOUND_EXACT)
+    ctt.store(table, key, 0x12345, -321, 45, 14, ctt.BOUND_EXACT, 3, False)
+    entry = ctt.probe(table, key)
+    assert entry == (True, 0x12345, 0, -321, 45, 14, ctt.BOUND_EXACT, False)
     assert not ctt.probe(table, np.uint64(0x1234_5678_9ABC_DEF2))[0]
+
+
+def test_tt_pv_flag_is_kept_apart_from_the_generation():
+    """The PV flag (TtPvReduce) comes back as stored, beside generation 255, and a
+    shallower result that leaves a deeper entry in place still marks it as on the PV."""
+    table = ctt.table_for_entries(1024)
+    key = np.uint64(0x0FED_CBA9_8765_4320)
+    ctt.store(table, key, 777, 12, 0, 20, ctt.BOUND_LOWER, 255, True)
+    hit, m1, _m2, value, _ev, depth, bound, was_pv = ctt.probe(table, key)
+    assert (hit, m1, value, depth, bound, was_pv) == (True, 777, 12, 20, ctt.BOUND_LOWER, True)
+    assert ctt.hashfull(table, 255) == 1  # the flag is not read as part of the generation
+    other = np.uint64(0x0FED_CBA9_8765_4340)
+    ctt.store(table, other, 555, 3, 0, 20, ctt.BOUND_LOWER, 7, False)
+    ctt.store(table, other, 556, 4, 0, 6, ctt.BOUND_LOWER, 7, True)  # kept: the deeper one
+    hit, m1, m2, value, _ev, depth, _b, was_pv = ctt.probe(table, other)
+    assert (hit, m1, m2, value, depth, was_pv) == (True, 556, 555, 3, 20, True)
 
 
 def test_tt_keeps_best_and_second_best():
     table = ctt.table_for_entries(1024)
     key = np.uint64(0xABCDEF0123456780)
-    ctt.store(table, key, 111, 10, 0, 4, ctt.BOUND_LOWER, 1)
-    ctt.store(table, key, 222, 20, 0, 6, ctt.BOUND_LOWER, 1)
+    ctt.store(table, key, 111, 10, 0, 4, ctt.BOUND_LOWER, 1, False)
+    ctt.store(table, key, 222, 20, 0, 6, ctt.BOUND_LOWER, 1, False)
     assert ctt.probe(table, key)[1:3] == (222, 111)  # new best, previous best second
-    ctt.store(table, key, 222, 25, 0, 7, ctt.BOUND_EXACT, 1)
+    ctt.store(table, key, 222, 25, 0, 7, ctt.BOUND_EXACT, 1, False)
     assert ctt.probe(table, key)[1:3] == (222, 111)  # same best: no rotation
-    ctt.store(table, key, 0, -5, 0, 8, ctt.BOUND_UPPER, 1)
+    ctt.store(table, key, 0, -5, 0, 8, ctt.BOUND_UPPER, 1, False)
     assert ctt.probe(table, key)[1:3] == (222, 111)  # a fail-low keeps both moves
-    ctt.store(table, key, 111, 30, 0, 9, ctt.BOUND_EXACT, 1)
+    ctt.store(table, key, 111, 30, 0, 9, ctt.BOUND_EXACT, 1, False)
     assert ctt.probe(table, key)[1:3] == (111, 222)
 
 
@@ -527,9 +546,9 @@ def test_tt_replacement_prefers_deep_and_recent():
         table = ctt.table_for_entries(ctt.BUCKET)  # a single bucket of four
         keys = [np.uint64((i + 1) << 8) for i in range(5)]
         for i, (depth, generation) in enumerate(zip(depths, generations)):
-            ctt.store(table, keys[i], i + 1, 0, 0, depth, ctt.BOUND_EXACT, generation)
+            ctt.store(table, keys[i], i + 1, 0, 0, depth, ctt.BOUND_EXACT, generation, False)
         assert all(ctt.probe(table, k)[0] for k in keys[:4])
-        ctt.store(table, keys[4], 99, 0, 0, 1, ctt.BOUND_EXACT, new_generation)
+        ctt.store(table, keys[4], 99, 0, 0, 1, ctt.BOUND_EXACT, new_generation, False)
         assert ctt.probe(table, keys[4])[0]
         return [bool(ctt.probe(table, k)[0]) for k in keys[:4]]
 
@@ -552,7 +571,7 @@ def test_hashfull_counts_this_generation(searcher):
         for b in range(first_bucket, first_bucket + n_buckets):
             for j in range(ctt.BUCKET):  # four keys of bucket b
                 key = np.uint64((b << 1) | ((j + 1) << 40))
-                ctt.store(table, key, 1, 0, 0, 4, ctt.BOUND_EXACT, generation)
+                ctt.store(table, key, 1, 0, 0, 4, ctt.BOUND_EXACT, generation, False)
 
     fill(0, 100, 1)  # 400 of the first 1000 entries, generation 1
     fill(300, 100, 1)  # entries 1200-1599: beyond the sample

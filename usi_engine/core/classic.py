@@ -156,7 +156,7 @@ def _osl_move(pos, ctx, tt1):
     when it is legal here; else this node's TT move; 0 when there is neither."""
     ply = pos.st[ST_PLY]
     if ply >= 1:
-        hit, m, _m2, _v, _e, _d, _b = probe(ctx.tt, pos.keys[ply - 1] ^ ZOBRIST_SIDE)
+        hit, m, _m2, _v, _e, _d, _b, _pv = probe(ctx.tt, pos.keys[ply - 1] ^ ZOBRIST_SIDE)
         if hit and m != 0 and is_legal(pos, m):
             return m
     return tt1

@@ -66,6 +66,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off; 1 measured +0.7 +- 13.3 Elo in 2,400 games, docs/bench.md)"),
     Param("LmrCutNode", 1, 0, 3, 1, "plies more for late moves at an expected cut node (YaneuraOu adds about 2.5)"),
+    Param("TtPvReduce", 0, 0, 2, 1, "plies less for late moves at a non-PV node that is or was on the PV of an earlier search (the TT's PV flag), whose moves are likelier to matter, as Stockfish and YaneuraOu reduce less there (0: off; not measured yet)"),
     Param("LmrChecks", 0, 0, 1, 1, "1: quiet checks are reduced too, a ply less than other quiet moves, as YaneuraOu reduces every late move (0: checks are never reduced; not measured yet)"),
     Param("LmrTtCapture", 0, 0, 2, 1, "this many plies more for quiet moves where the TT move is a capture, which the quiets rarely beat (0: off; 1 measured -7.7 +- 31.3 Elo in 454 games, undecided, docs/bench.md)"),
     Param("LmrResearchAdjust", 0, 0, 1, 1, "1: a late move whose reduced search beat alpha is searched again a ply deeper where it beat the node's best by LmrDeeperMargin + 2 a ply, a ply shallower where by less than LmrShallowerMargin, as Stockfish and YaneuraOu do (0: at the unreduced depth; not measured yet)"),

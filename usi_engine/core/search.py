@@ -122,6 +122,7 @@ from .params import (
     SP_CHECK_EXTENSION_SEE,
     SP_ALPHA_RAISE_REDUCE,
     SP_LMR_RESEARCH_ADJUST,
+    SP_TT_PV_REDUCE,
     SP_LMR_DEEPER_MARGIN,
     SP_LMR_SHALLOWER_MARGIN,
     SP_PRUNE_LMR_DEPTH,
@@ -308,10 +309,10 @@ def _update_pv(ctx, ply, m):
 
 
 @jit()
-def _mate_in_1_found(ctx, key, m, ply, raw, depth):
+def _mate_in_1_found(ctx, key, m, ply, raw, depth, was_pv):
     """The score of a node whose move `m` mates at once: stored as exact, and the PV."""
     v = mate_in(ply + 1)
-    store(ctx.tt, key, m, value_to_tt(v, ply), raw, depth, BOUND_EXACT, ctx.params[P_GENERATION])
+    store(ctx.tt, key, m, value_to_tt(v, ply), raw, depth, BOUND_EXACT, ctx.params[P_GENERATION], was_pv)
     ctx.pv_len[ply + 1] = ply + 1
     _update_pv(ctx, ply, m)
     return v
@@ -336,7 +337,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     if limit != VALUE_INF:
         return limit
     key = pos.keys[pos.st[ST_PLY]]
-    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
+    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound, tt_was_pv = probe(ctx.tt, key)
     if hit:
         v = value_from_tt(tt_value, ply)
         if (
@@ -364,7 +365,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         if ctx.params[P_QS_MATE1]:
             m = mate_in_1(pos, ctx.mate_buf)
             if m != 0:
-                return _mate_in_1_found(ctx, key, m, ply, raw, 0)
+                return _mate_in_1_found(ctx, key, m, ply, raw, 0, tt_was_pv)
         if stand_pat > alpha:
             alpha = stand_pat
         best = stand_pat
@@ -417,7 +418,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
     if ctx.path_dep[ply]:
         return best  # a score of this path (MaxMovesToDraw): not for the TT
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, 0, bound, ctx.params[P_GENERATION])
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, 0, bound, ctx.params[P_GENERATION], tt_was_pv)
     return best
 
 
@@ -474,7 +475,9 @@ def _table_reduction(ctx, d_plies, move_count):
 
 
 @jit()
-def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture, checks):
+def late_move_reduction(
+    ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture, checks, tt_pv
+):
     """Half plies a late move is searched shallower by: the table's, by depth and move
     number; a ply less at PV nodes, LmrCutNode plies more at an expected cut node; by the
     move's history (a ply less where it is good, a ply more where it is bad; with
@@ -482,7 +485,7 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
     evaluation is no better than two plies before, since fewer moves there will fail high;
     LmrTtCapture more where the TT move is a capture, which the later moves rarely beat; a
     ply less for a check (reduced only with LmrChecks), likelier than a quiet move to
-    matter."""
+    matter; TtPvReduce plies less at a non-PV node that is or was on the PV (`tt_pv`)."""
     sp = ctx.sp
     r = _table_reduction(ctx, d_plies, move_count) * ONE_PLY
     if pv_node:
@@ -502,6 +505,8 @@ def late_move_reduction(ctx, d_plies, move_count, history, pv_node, cut_node, im
         r += sp[SP_LMR_TT_CAPTURE] * ONE_PLY
     if checks:
         r -= ONE_PLY
+    if tt_pv and not pv_node:
+        r -= sp[SP_TT_PV_REDUCE] * ONE_PLY
     return max(r, 0)
 
 
@@ -645,8 +650,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
 
     # ---- 2. the TT: an entry at least as deep ends a non-PV node
     key = pos.keys[pos_ply]
-    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound = probe(ctx.tt, key)
+    hit, tt1, tt2, tt_value, tt_eval, tt_depth, tt_bound, tt_was_pv = probe(ctx.tt, key)
     tt_v = value_from_tt(tt_value, ply) if hit else 0
+    tt_pv = pv_node or tt_was_pv  # on the PV now or in an earlier search (TtPvReduce)
     # a singular-extension search of this node without one move: no cutoff by the TT entry
     # of the whole node, no pruning before the move loop, nothing stored
     excluded = ctx.excluded[ply]
@@ -668,7 +674,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
-            return _mate_in_1_found(ctx, key, m, ply, EVAL_NONE, depth)
+            return _mate_in_1_found(ctx, key, m, ply, EVAL_NONE, depth, tt_pv)
 
     # static evaluation and the pruning it allows
     raw = EVAL_NONE
@@ -750,6 +756,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                             pc_depth + ONE_PLY,
                             BOUND_LOWER,
                             params[P_GENERATION],
+                            tt_pv,
                         )
                     return v
 
@@ -766,7 +773,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if ctx.stop[0] != 0:
             return 0
         ctx.stack_eval[ply] = static
-        hit, tt1, tt2, _v, _e, _d, _b = probe(ctx.tt, key)
+        hit, tt1, tt2, _v, _e, _d, _b, _pv = probe(ctx.tt, key)
 
     # internal iterative reduction: with no move to try first, a deep search is a guess
     if params[P_IIR] and tt1 == 0 and d_plies >= sp[SP_IIR_DEPTH]:
@@ -951,6 +958,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     improving,
                     tt_capture,
                     checks,
+                    tt_pv,
                 )
                 if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
                     r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
@@ -1015,7 +1023,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         bound = BOUND_NONE  # a score of this path only: keep the move, not the value
     elif not in_check:
         _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies)
-    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, depth, bound, params[P_GENERATION])
+    store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, depth, bound, params[P_GENERATION], tt_pv)
     return best
 
 
@@ -1101,6 +1109,7 @@ def root_search(pos, ctx, alpha, beta, depth):
             depth,
             bound,
             params[P_GENERATION],
+            True,  # the root is on the PV
         )
     return best
 
@@ -1109,7 +1118,7 @@ def root_search(pos, ctx, alpha, beta, depth):
 def init_root(pos, ctx):
     """Fill ctx.root_moves with the legal root moves ordered by a quick score; return n."""
     n = generate(pos, ctx.root_moves, GEN_ALL, False)
-    hit, tt1, tt2, _v, _e, _d, _b = probe(ctx.tt, pos.keys[pos.st[ST_PLY]])
+    hit, tt1, tt2, _v, _e, _d, _b, _pv = probe(ctx.tt, pos.keys[pos.st[ST_PLY]])
     us = pos.st[ST_SIDE]
     score_moves(pos, ctx, ctx.root_moves, ctx.root_scores, n, us, tt1, tt2, 0, 0, -1, -1)
     for i in range(n):

@@ -2,8 +2,10 @@
 search and the previous best move (the second-best), as the kyokumen-hyou tutorial does.
 
 An entry is three uint64 words: [key ^ d0 ^ d1, d0, d1] with
-  d0 = move1 | move2 << 20 | depth << 40 | bound << 48 | generation << 50
+  d0 = move1 | move2 << 20 | depth << 40 | bound << 48 | generation << 50 | was_pv << 58
   d1 = (value + 2^15) | (eval + 2^15) << 16
+was_pv marks a position searched as a PV node (or found by one in the table), Stockfish's
+"ttPv": the search reduces its late moves less (TtPvReduce).
 so a torn write from another search thread fails the key check instead of lying.
 Depth is in half plies.  Mate scores are stored relative to the node (see value_to_tt).
 """
@@ -28,6 +30,7 @@ U20 = np.uint64(0xFFFFF)
 U16 = np.uint64(0xFFFF)
 U8 = np.uint64(0xFF)
 U2 = np.uint64(3)
+PV_BIT = np.uint64(1) << np.uint64(58)
 
 
 def new_table(megabytes: int) -> np.ndarray:
@@ -75,7 +78,7 @@ def value_from_tt(v, ply):
 
 @jit()
 def probe(tt, key):
-    """(hit, move1, move2, value, eval, depth, bound) for `key`."""
+    """(hit, move1, move2, value, eval, depth, bound, was_pv) for `key`."""
     b = _bucket(tt, key)
     for i in range(b, b + BUCKET):
         d0 = tt[i, 1]
@@ -87,14 +90,16 @@ def probe(tt, key):
             bound = np.int64((d0 >> np.uint64(48)) & U2)
             value = np.int64(d1 & U16) - 32768
             ev = np.int64((d1 >> np.uint64(16)) & U16) - 32768
-            return True, move1, move2, value, ev, depth, bound
-    return False, np.int32(0), np.int32(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+            was_pv = (d0 & PV_BIT) != 0
+            return True, move1, move2, value, ev, depth, bound, was_pv
+    return False, np.int32(0), np.int32(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0), False
 
 
 @jit()
-def store(tt, key, move, value, ev, depth, bound, generation):
+def store(tt, key, move, value, ev, depth, bound, generation, was_pv):
     """Save a search result.  A new best move pushes the old one to the second slot; an
-    entry of the same key keeps its moves when the search found no move."""
+    entry of the same key keeps its moves when the search found no move.  `was_pv`: the
+    node is or was on the PV (see the module's docstring)."""
     b = _bucket(tt, key)
     slot = -1
     worst = 1 << 30
@@ -123,6 +128,8 @@ def store(tt, key, move, value, ev, depth, bound, generation):
                 move2 = move1
                 move1 = np.uint64(move)
                 d0 = move1 | (move2 << np.uint64(20)) | (old0 & ~np.uint64(0xFFFFFFFFFF))
+                if was_pv:
+                    d0 |= PV_BIT
                 tt[slot, 1] = d0
                 tt[slot, 0] = key ^ d0 ^ tt[slot, 2]
             return
@@ -138,6 +145,8 @@ def store(tt, key, move, value, ev, depth, bound, generation):
         | (np.uint64(bound) << np.uint64(48))
         | (np.uint64(generation & 255) << np.uint64(50))
     )
+    if was_pv:
+        d0 |= PV_BIT
     d1 = np.uint64((value + 32768) & 0xFFFF) | (np.uint64((ev + 32768) & 0xFFFF) << np.uint64(16))
     tt[slot, 1] = d0
     tt[slot, 2] = d1
