@@ -415,6 +415,31 @@ OPENING = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL
 WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L b SLPb2p 61"
 
 
+def test_root_reduction_takes_late_quiet_moves_only():
+    """LmrRoot: from the third root move on, a quiet move that does not check is reduced as
+    at a PV node (never below one ply); the first two moves, captures, checks, a root in
+    check and LmrRoot 0 keep the full depth."""
+    arrays, ctx = tree(WITH_HANDS)
+    pos = Position(WITH_HANDS)
+    quiet, capture = pos.parse_move("1f1e"), pos.parse_move("2b2a+")  # 2b2a+ takes a knight
+    depth = 10 * cs.ONE_PLY
+    new_depth = depth - cs.ONE_PLY
+    no, yes = False, True
+
+    def r(m, count, in_check=no, checks=no, new=new_depth):
+        return cs._root_reduction(arrays, ctx, m, count, depth, new, in_check, checks)
+
+    assert r(quiet, 20) == 0  # off by default
+    sp = defaults()
+    sp[INDEX["LmrRoot"]] = 1
+    cs.set_search_params(ctx, sp)
+    expected = cs.late_move_reduction(ctx, 10, 20, 0, True, 0, True, False, False, True)
+    assert r(quiet, 20) == expected == (ctx.reductions[10, 20] - 1) * cs.ONE_PLY > 0
+    assert r(quiet, 1) == r(quiet, 2) == 0
+    assert r(quiet, 20, in_check=yes) == r(quiet, 20, checks=yes) == r(capture, 20) == 0
+    assert r(quiet, 60, new=2 * cs.ONE_PLY) == cs.ONE_PLY  # one ply left at least
+
+
 @pytest.mark.parametrize(
     "name, value, sfen",
     [
@@ -433,6 +458,8 @@ WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L
             ("LmrCutNode", 2),
             ("LmrChecks", 1),
             ("TtValueEval", 0),
+            ("TtPvReduce", 1),
+            ("LmrRoot", 1),
         ]
     ]
     + [

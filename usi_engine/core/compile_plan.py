@@ -64,7 +64,7 @@ def late_callees(pos, ctx):
     us = pos.st[ST_SIDE]
     key = pos.keys[pos.st[ST_PLY]]  # unsigned, as the search's TT key
     m = mate_in_1(pos, ctx.mate_buf)
-    v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0))
+    v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0), m > 0)
     v += _game_ply_limit(pos, ctx, ply)
     m = picker_next(pos, ctx, ply, us, np.int64(-1), np.int64(-1), v > 0)
     shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, np.int64(-1), np.int64(-1))
@@ -72,7 +72,7 @@ def late_callees(pos, ctx):
     legal = is_legal(pos, m)
     v += _repetition_score(pos, ctx, ply)
     v += usual_score(pos, ctx, ply, us, m, m, ply, m, np.int64(-1), np.int64(-1))
-    v += late_move_reduction(ctx, ply, ply, v, legal, ply, v > 2, v > 3, v > 4)
+    v += late_move_reduction(ctx, ply, ply, v, legal, ply, v > 2, v > 3, v > 4, v > 5)
     osl_begin(ctx, legal, ply, ply)
     _reward_cutoff(ctx, us, m, ply, ply, ply, ply, ctx.quiets[ply], ply)
     _capture_stats(ctx, pos.board, m, legal, ply, ctx.captures[ply], ply)

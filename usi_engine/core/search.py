@@ -25,9 +25,10 @@ LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut no
 of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
 default every check is extended) and the later moves of a PV node a ply shallower once one
 raised alpha (AlphaRaiseReduce, undecided); not yet measured: the null move only at
-expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks) and the search again
+expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks), the search again
 of a reduced move that beat alpha a ply deeper or shallower by its score
-(LmrResearchAdjust). Futility and SEE pruning of late quiet moves judge a move by the depth
+(LmrResearchAdjust), a ply less of LMR at nodes that were on the PV (TtPvReduce, the TT's
+PV flag) and LMR of the root's late quiet moves (LmrRoot). Futility and SEE pruning of late quiet moves judge a move by the depth
 LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node searches at
 most QsMoveCount (2) captures besides recaptures on the last move's square, as YaneuraOu and
 Stockfish do, and in check skips the quiet evasions that lose material by SEE once one
@@ -123,6 +124,7 @@ from .params import (
     SP_ALPHA_RAISE_REDUCE,
     SP_LMR_RESEARCH_ADJUST,
     SP_TT_PV_REDUCE,
+    SP_LMR_ROOT,
     SP_LMR_DEEPER_MARGIN,
     SP_LMR_SHALLOWER_MARGIN,
     SP_PRUNE_LMR_DEPTH,
@@ -1027,6 +1029,32 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     return best
 
 
+@jit()
+def _root_reduction(pos, ctx, m, move_count, depth, new_depth, in_check, checks):
+    """Half plies the root's move_count-th move `m` is searched shallower by (LmrRoot):
+    from the third move on, a quiet move that does not check, reduced as at a PV node; never
+    below one ply.  0 with LmrRoot off, where every root move goes to the full depth."""
+    sp = ctx.sp
+    d_plies = depth // ONE_PLY
+    if (
+        sp[SP_LMR_ROOT] == 0
+        or ctx.params[P_LMR] == 0
+        or move_count < 3
+        or d_plies < sp[SP_LMR_MIN_DEPTH]
+        or in_check
+        or checks
+        or is_tactical(pos.board, m)
+    ):
+        return 0
+    # typed arguments, the same kinds as the move loop's call: one compiled signature
+    yes = move_count > 0
+    no = move_count < 0
+    r = late_move_reduction(ctx, d_plies, move_count, np.int64(0), yes, np.int64(0), yes, no, no, yes)
+    if new_depth - r < ONE_PLY:
+        r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
+    return r
+
+
 @jit(int64(POS_T, CTX_T, int64, int64, int64), nogil=True)
 def root_search(pos, ctx, alpha, beta, depth):
     """One iteration over the root moves from P_PV_INDEX on (ctx.root_moves, ordered by the
@@ -1051,8 +1079,9 @@ def root_search(pos, ctx, alpha, beta, depth):
     for i in range(first, n):
         m = ctx.root_moves[i]
         ext = 0
+        checks = gives_check(pos, m)
         if params[P_CHECK_EXT]:
-            if gives_check(pos, m):
+            if checks:
                 ext = _check_extension(pos, ctx, m, depth // ONE_PLY)
             if in_check and n == 1:
                 ext = ONE_PLY
@@ -1060,13 +1089,16 @@ def root_search(pos, ctx, alpha, beta, depth):
         half_ply = yss_extension(m, m, ext) if i == first and yss_on(params) else 0
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
+        r = _root_reduction(pos, ctx, m, i - first + 1, depth, new_depth, in_check, checks)
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
         if i == first:
             v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
         else:
             restricted = osl_begin(ctx, True, depth // ONE_PLY, 0)
-            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r, ONE, YES)
+            if v > alpha and r > 0 and ctx.stop[0] == 0:
+                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
             if restricted and osl_end(ctx, v, alpha):
                 v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
             if v > alpha and v < beta and ctx.stop[0] == 0:
