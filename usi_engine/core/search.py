@@ -24,12 +24,13 @@ LMR by history in half plies (LmrHistoryDiv, measured level), more LMR at cut no
 (LmrCutNode 2, undecided), the half-ply extension of checks only from depth 10 and only
 of checks that lose no material (CheckExtensionDepth and CheckExtensionSee, undecided; by
 default every check is extended) and the later moves of a PV node a ply shallower once one
-raised alpha (AlphaRaiseReduce, undecided); not yet measured: the null move only at
-expected cut nodes (NullMoveCutOnly), LMR of quiet checks (LmrChecks), the search again
-of a reduced move that beat alpha a ply deeper or shallower by its score
-(LmrResearchAdjust), a ply less of LMR at nodes that were on the PV (TtPvReduce, the TT's
-PV flag) and LMR of the root's late quiet moves (LmrRoot). Futility and SEE pruning of late quiet moves judge a move by the depth
-LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node searches at
+raised alpha (AlphaRaiseReduce, undecided), LMR of quiet checks with no check extension
+below 16 plies (LmrChecks with CheckExtensionDepth 16, undecided) and LMR of the root's
+late quiet moves (LmrRoot, undecided); not yet measured: the null move only at expected cut
+nodes (NullMoveCutOnly), the search again of a reduced move that beat alpha a ply deeper or
+shallower by its score (LmrResearchAdjust) and a ply less of LMR at nodes that were on the
+PV (TtPvReduce, the TT's PV flag). Futility and SEE pruning of late quiet moves judge a
+move by the depth LMR would leave it (PruneLmrDepth, on), as Stockfish does; a quiescence node searches at
 most QsMoveCount (2) captures besides recaptures on the last move's square, as YaneuraOu and
 Stockfish do, and in check skips the quiet evasions that lose material by SEE once one
 evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
