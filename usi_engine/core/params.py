@@ -25,6 +25,7 @@ PARAMS: tuple[Param, ...] = (
     # pruning before the move loop
     Param("RazorMargin", 320, 100, 800, 20, "razoring: static + margin*depth below alpha"),
     Param("FutilityMargin", 110, 40, 300, 10, "reverse futility: static - margin*(depth-improving) >= beta"),
+    Param("FutilityTtGuard", 0, 0, 1, 1, "1: no reverse futility at a node that is or was on the PV (the TT's PV flag) or whose TT move is quiet, as Stockfish and YaneuraOu guard it (0: at every non-PV node; not measured yet)"),
     Param("FutilityDepth", 6, 2, 12, 1, "reverse futility up to this depth (plies)"),
     Param("NullMoveDepth", 2, 1, 6, 1, "null move from this depth (plies)"),
     Param("NullMoveBase", 3, 1, 6, 1, "null-move reduction: base + depth/NullMoveDiv plies"),
@@ -65,6 +66,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrHistoryDiv", 0, 0, 20000, 500, "history in half plies of LMR: -2*history/this, from one ply less to two more, instead of LmrHistoryGood/Bad's one ply each way (0: those; 3591 measured -8.0 +- 24.0 Elo in 784 games, docs/bench.md)"),
     Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off; 1 measured +0.7 +- 13.3 Elo in 2,400 games, docs/bench.md)"),
+    Param("LmrPvNode", 1, 0, 4, 1, "plies less for late moves at a PV node; YaneuraOu takes off about two to four there (one for the PV node, one to three more for its PV flag), so its PV is the widest part of its tree"),
     Param("LmrCutNode", 1, 0, 3, 1, "plies more for late moves at an expected cut node (YaneuraOu adds about 2.5)"),
     Param("TtPvReduce", 0, 0, 2, 1, "plies less for late moves at a non-PV node that is or was on the PV of an earlier search (the TT's PV flag), whose moves are likelier to matter, as Stockfish and YaneuraOu reduce less there (0: off; not measured yet)"),
     Param("LmrRoot", 0, 0, 1, 1, "1: the root's late quiet moves (from the third) are reduced as a PV node's are, and searched again unreduced where the reduced search beats alpha, as Stockfish and YaneuraOu do; the root has 80-130 moves in a shogi middle game (0: every root move to the full depth; 1 measured +5.3 +- 27.2 Elo in 586 games, undecided, docs/bench.md)"),

@@ -90,6 +90,7 @@ from .params import (
     SP_RAZOR_MARGIN,
     SP_FUTILITY_MARGIN,
     SP_FUTILITY_DEPTH,
+    SP_FUTILITY_TT_GUARD,
     SP_NULL_MOVE_DEPTH,
     SP_NULL_MOVE_BASE,
     SP_NULL_MOVE_DIV,
@@ -118,6 +119,7 @@ from .params import (
     SP_LMR_BAD_CAPTURES,
     SP_LMR_TT_CAPTURE,
     SP_LMR_CUT_NODE,
+    SP_LMR_PV_NODE,
     SP_LMR_CHECKS,
     SP_SINGULAR_NEGATIVE,
     SP_CHECK_EXTENSION_DEPTH,
@@ -482,7 +484,7 @@ def late_move_reduction(
     ctx, d_plies, move_count, history, pv_node, cut_node, improving, tt_capture, checks, tt_pv
 ):
     """Half plies a late move is searched shallower by: the table's, by depth and move
-    number; a ply less at PV nodes, LmrCutNode plies more at an expected cut node; by the
+    number; LmrPvNode plies less at PV nodes, LmrCutNode plies more at an expected cut node; by the
     move's history (a ply less where it is good, a ply more where it is bad; with
     LmrHistoryDiv in half plies, in proportion); LmrNotImproving plies more where the static
     evaluation is no better than two plies before, since fewer moves there will fail high;
@@ -492,7 +494,7 @@ def late_move_reduction(
     sp = ctx.sp
     r = _table_reduction(ctx, d_plies, move_count) * ONE_PLY
     if pv_node:
-        r -= ONE_PLY
+        r -= sp[SP_LMR_PV_NODE] * ONE_PLY
     if cut_node:
         r += sp[SP_LMR_CUT_NODE] * ONE_PLY
     if sp[SP_LMR_HISTORY_DIV] > 0:
@@ -511,6 +513,16 @@ def late_move_reduction(
     if tt_pv and not pv_node:
         r -= sp[SP_TT_PV_REDUCE] * ONE_PLY
     return max(r, 0)
+
+
+@jit(inline="always")
+def _at_least_one_ply(new_depth, r):
+    """The reduction r of a move searched to new_depth, cut back so that the reduced search
+    keeps at least one ply, in whole plies (a reduction that leaves only qsearch would judge
+    the move by its captures alone)."""
+    if new_depth - r < ONE_PLY:
+        return max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
+    return r
 
 
 @jit(inline="always")
@@ -553,6 +565,16 @@ def _static_eval(pos, ctx, hit, tt_eval, ply):
     prev = _piece_to_before(ctx, ply, 1)
     v = raw + correction(pos, ctx, prev)
     return raw, max(-VALUE_MATE_IN_MAX + 1, min(VALUE_MATE_IN_MAX - 1, v))
+
+
+@jit(inline="always")
+def _futility_guarded(pos, sp, tt_pv, tt1):
+    """FutilityTtGuard: no reverse futility at a node that is or was on the PV, where a wrong
+    cutoff costs the most, nor where the TT move is quiet, since a quiet move that once beat
+    this node's bound is what a static margin cannot see."""
+    if sp[SP_FUTILITY_TT_GUARD] == 0:
+        return False
+    return tt_pv or (tt1 != 0 and not is_tactical(pos.board, tt1))
 
 
 @jit()
@@ -701,6 +723,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and d_plies <= sp[SP_FUTILITY_DEPTH]
             and judged - sp[SP_FUTILITY_MARGIN] * (d_plies - improving) >= beta
             and judged < VALUE_MATE_IN_MAX
+            and not _futility_guarded(pos, sp, tt_pv, tt1)
         ):
             return judged
         # null move: never twice in a row (the previous move's continuation index is -1);
@@ -963,8 +986,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     checks,
                     tt_pv,
                 )
-                if new_depth - r < ONE_PLY:  # never below one ply, in whole plies
-                    r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
+                r = _at_least_one_ply(new_depth, r)
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
             reduced = new_depth - r
             v = -search(pos, ctx, -alpha - 1, -alpha, reduced, ply + 1, YES)
@@ -1051,9 +1073,7 @@ def _root_reduction(pos, ctx, m, move_count, depth, new_depth, in_check, checks)
     yes = move_count > 0
     no = move_count < 0
     r = late_move_reduction(ctx, d_plies, move_count, np.int64(0), yes, np.int64(0), yes, no, no, yes)
-    if new_depth - r < ONE_PLY:
-        r = max(new_depth - ONE_PLY, 0) // ONE_PLY * ONE_PLY
-    return r
+    return _at_least_one_ply(new_depth, r)
 
 
 @jit(int64(POS_T, CTX_T, int64, int64, int64), nogil=True)
