@@ -40,6 +40,7 @@ PARAMS: tuple[Param, ...] = (
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
     Param("SingularDepth", 6, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off)"),
     Param("SingularMargin", 2, 0, 16, 1, "singular extension: the other moves searched against TT value - margin*depth"),
+    Param("SingularExtra", 0, 0, 2, 1, "plies more than one for a singular TT move at a non-PV node; Stockfish and YaneuraOu give a quiet one two more and a capture one or two (0: one ply in all; not measured yet)"),
     Param("CheckExtensionDepth", 0, 0, 16, 1, "a checking move is extended by half a ply from this depth (plies) on (0: at every depth); YaneuraOu extends a check only from depth 10, since in shogi one check follows another (10 with CheckExtensionSee 1 measured -3.4 +- 19.4 Elo in 1,133 games, undecided, docs/bench.md)"),
     Param("CheckExtensionSee", 0, 0, 1, 1, "1: only checks that lose no material by SEE are extended, as YaneuraOu extends only those (0: every check; with CheckExtensionDepth 10 measured -3.4 +- 19.4 Elo in 1,133 games, undecided)"),
     Param("SingularNegative", 0, 0, 2, 1, "plies the TT move is searched shallower where it is not singular and a cutoff is expected (TT value at or above beta, or a cut node; 0: off; 1 measured +3.9 +- 16.6 Elo in 1,624 games, undecided, docs/bench.md)"),

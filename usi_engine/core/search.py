@@ -103,6 +103,7 @@ from .params import (
     SP_PROB_CUT_MARGIN,
     SP_MATE1_DEPTH,
     SP_SINGULAR_DEPTH,
+    SP_SINGULAR_EXTRA,
     SP_SINGULAR_MARGIN,
     SP_LMP_DEPTH,
     SP_LMP_BASE,
@@ -838,7 +839,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             return 0
         ctx.stack_eval[ply] = static
         if v < s_beta:
-            tt_ext = ONE_PLY  # singular
+            # singular: a ply, and SingularExtra more away from the PV, where the search is
+            # narrowest and a forced line the likeliest to be cut short
+            tt_ext = ONE_PLY if pv_node else (1 + sp[SP_SINGULAR_EXTRA]) * ONE_PLY
         elif s_beta >= beta:
             return s_beta  # ctx.path_dep[ply] is that search's
         elif tt_v >= beta or cut_node:
