@@ -26,6 +26,7 @@ PARAMS: tuple[Param, ...] = (
     Param("RazorMargin", 320, 100, 800, 20, "razoring: static + margin*depth below alpha"),
     Param("FutilityMargin", 110, 40, 300, 10, "reverse futility: static - margin*(depth-improving) >= beta"),
     Param("FutilityTtGuard", 0, 0, 1, 1, "1: no reverse futility at a node that is or was on the PV (the TT's PV flag) or whose TT move is quiet, as Stockfish and YaneuraOu guard it (0: at every non-PV node; not measured yet)"),
+    Param("FailHighDamp", 0, 0, 1, 1, "1: a fail-high away from the PV is pulled towards beta before it is returned and stored (reverse futility returns the mean of the static value and beta; a node's best (best*depth + beta)/(depth + 1)), as Stockfish and YaneuraOu do, so that an optimistic bound does not feed the TT-refined evaluation of later nodes (0: fail-soft values as they are; not measured yet)"),
     Param("FutilityDepth", 6, 2, 12, 1, "reverse futility up to this depth (plies)"),
     Param("NullMoveDepth", 2, 1, 6, 1, "null move from this depth (plies)"),
     Param("NullMoveBase", 3, 1, 6, 1, "null-move reduction: base + depth/NullMoveDiv plies"),

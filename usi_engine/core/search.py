@@ -90,6 +90,7 @@ from .params import (
     SP_RAZOR_MARGIN,
     SP_FUTILITY_MARGIN,
     SP_FUTILITY_DEPTH,
+    SP_FAIL_HIGH_DAMP,
     SP_FUTILITY_TT_GUARD,
     SP_NULL_MOVE_DEPTH,
     SP_NULL_MOVE_BASE,
@@ -569,6 +570,18 @@ def _static_eval(pos, ctx, hit, tt_eval, ply):
 
 
 @jit(inline="always")
+def _damped_fail_high(sp, best, alpha, beta, d_plies):
+    """FailHighDamp: a non-PV node's fail-high value pulled towards beta, the more the
+    shallower the node, since a fail-soft value far above beta is the least sure part of a
+    cutoff; mate scores as they are."""
+    if sp[SP_FAIL_HIGH_DAMP] == 0 or abs(best) >= VALUE_MATE_IN_MAX or abs(alpha) >= VALUE_MATE_IN_MAX:
+        return best
+    if abs(beta) >= VALUE_MATE_IN_MAX:
+        return best
+    return (best * d_plies + beta) // (d_plies + 1)
+
+
+@jit(inline="always")
 def _futility_guarded(pos, sp, tt_pv, tt1):
     """FutilityTtGuard: no reverse futility at a node that is or was on the PV, where a wrong
     cutoff costs the most, nor where the TT move is quiet, since a quiet move that once beat
@@ -726,7 +739,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and judged < VALUE_MATE_IN_MAX
             and not _futility_guarded(pos, sp, tt_pv, tt1)
         ):
-            return judged
+            return (judged + beta) // 2 if sp[SP_FAIL_HIGH_DAMP] != 0 else judged
         # null move: never twice in a row (the previous move's continuation index is -1);
         # with NullMoveCutOnly only where a cutoff is expected
         if (
@@ -1043,6 +1056,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
         if sp[SP_CAPTURE_HISTORY] != 0:
             _capture_stats(ctx, pos.board, best_move, tactical, d_plies, ctx.captures[ply], captures_tried)
+    if best >= beta and not pv_node:
+        best = _damped_fail_high(sp, best, alpha, beta, d_plies)
     bound = BOUND_LOWER if best >= beta else (BOUND_EXACT if pv_node and best_move != 0 else BOUND_UPPER)
     ctx.path_dep[ply] = path_dep
     if osl_unproven(ctx, osl, bound):
