@@ -33,6 +33,8 @@ PARAMS: tuple[Param, ...] = (
     Param("NullMoveDiv", 4, 2, 8, 1, "null-move reduction: depth divisor"),
     Param("NullMoveEvalDiv", 200, 50, 600, 20, "null-move reduction: one ply more per this much of static above beta"),
     Param("NullMoveEvalMax", 3, 0, 7, 1, "null-move reduction: at most this many plies more for static above beta (0: none)"),
+    Param("NullMoveMargin", 0, 0, 800, 50, "the null move only where the static evaluation is at least beta + this - NullMoveMarginDepth a ply; YaneuraOu asks for 400 - 23 a ply, so that a pass is tried only where it is likely to hold (0: beta alone; not measured yet)"),
+    Param("NullMoveMarginDepth", 23, 0, 60, 2, "NullMoveMargin's fall per ply of depth"),
     Param("NullMoveCutOnly", 0, 0, 1, 1, "1: the null move only at expected cut nodes, as YaneuraOu and Stockfish do (0: at every non-PV node; not measured yet)"),
     Param("TtValueEval", 1, 0, 1, 1, "1: razoring, reverse futility, the null move and the quiescence stand pat judge by the TT's value instead of the static evaluation where the entry's bound puts the truth beyond it (a lower bound above it, an upper bound below), as Stockfish and YaneuraOu do (0: the static evaluation; 1 measured +45.4 +- 22.9 Elo in 878 games against 0, SPRT H1, docs/bench.md)"),
     Param("ProbCutDepth", 0, 0, 12, 1, "ProbCut from this depth (plies; 0: off; 5 measured +7.2 +- 13.0 Elo in 2,643 games, undecided, docs/bench.md)"),

@@ -99,6 +99,8 @@ from .params import (
     SP_NULL_MOVE_EVAL_DIV,
     SP_NULL_MOVE_EVAL_MAX,
     SP_NULL_MOVE_CUT_ONLY,
+    SP_NULL_MOVE_MARGIN,
+    SP_NULL_MOVE_MARGIN_DEPTH,
     SP_TT_VALUE_EVAL,
     SP_PROB_CUT_DEPTH,
     SP_PROB_CUT_MARGIN,
@@ -429,6 +431,14 @@ def qsearch(pos, ctx, alpha, beta, ply):
     return best
 
 
+@jit(inline="always")
+def _null_move_hopeful(sp, static, beta, d_plies):
+    """NullMoveMargin: the static evaluation stands far enough above beta for a pass to be
+    likely to hold (less far at depth, where the pass is searched deeper); always with 0."""
+    margin = sp[SP_NULL_MOVE_MARGIN]
+    return margin == 0 or static >= beta + margin - sp[SP_NULL_MOVE_MARGIN_DEPTH] * d_plies
+
+
 @jit()
 def null_move_reduction(sp, d_plies, static, beta):
     """Plies the null-move search is reduced by: more at depth, and more the further the
@@ -747,6 +757,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and d_plies >= sp[SP_NULL_MOVE_DEPTH]
             and (cut_node or sp[SP_NULL_MOVE_CUT_ONLY] == 0)
             and judged >= beta
+            and _null_move_hopeful(sp, static, beta, d_plies)
             and ply > 0
             and ctx.stack_pt[ply - 1] >= 0
             and beta > -VALUE_MATE_IN_MAX
