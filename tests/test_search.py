@@ -327,6 +327,39 @@ def test_late_move_reduction_by_node_kind_improving_tt_capture_and_pv_flag():
     # a ply less at a zero-window node once on the PV; a PV node keeps its own ply less only
     assert (lmr(tt_pv=True), lmr(pv=True, tt_pv=True)) == (base - ply, base - ply)
     assert cs.late_move_reduction(ctx, 3, 2, good, True, 0, True, False, False, True) == 0  # never below zero
+    sp[INDEX["LmrPvNode"]] = 3  # a PV node's ply less, by the table
+    cs.set_search_params(ctx, sp)
+    assert (lmr(pv=True), lmr()) == (base - 3 * ply, base)
+
+
+def test_a_reduction_leaves_at_least_one_ply():
+    """A late move is never reduced into the quiescence search: the reduction is cut back to
+    leave one ply, in whole plies, and one that leaves more stays as it is."""
+    ply = cs.ONE_PLY
+    assert cs._at_least_one_ply(6 * ply, 2 * ply) == 2 * ply
+    assert cs._at_least_one_ply(6 * ply, 9 * ply) == 5 * ply
+    assert cs._at_least_one_ply(3 * ply + 1, 5 * ply) == 2 * ply  # a check's half ply is kept
+    assert cs._at_least_one_ply(ply, 3 * ply) == 0
+    assert cs._at_least_one_ply(0, ply) == 0
+
+
+def test_fail_high_damping_and_the_null_moves_margin():
+    """FailHighDamp pulls a fail-high towards beta, the more the shallower the node, and
+    leaves mate scores alone; NullMoveMargin asks the static evaluation to stand above beta
+    by the margin less NullMoveMarginDepth a ply. Both do nothing at their defaults."""
+    sp = np.array(defaults(), np.int64)
+    assert cs._damped_fail_high(sp, 500, 90, 100, 4) == 500  # off by default
+    assert cs._null_move_hopeful(sp, 100, 100, 1)
+    sp[INDEX["FailHighDamp"]] = 1
+    assert cs._damped_fail_high(sp, 500, 90, 100, 4) == (500 * 4 + 100) // 5 == 420
+    assert cs._damped_fail_high(sp, 500, 90, 100, 1) == 300
+    mate = cs.VALUE_MATE_IN_MAX + 5
+    assert cs._damped_fail_high(sp, mate, 90, 100, 4) == mate
+    assert cs._damped_fail_high(sp, 500, 90, mate, 4) == 500
+    sp[INDEX["NullMoveMargin"]] = 400
+    step = sp[INDEX["NullMoveMarginDepth"]]
+    assert not cs._null_move_hopeful(sp, 100 + 399 - 2 * step, 100, 2)
+    assert cs._null_move_hopeful(sp, 100 + 400 - 2 * step, 100, 2)
 
 
 def test_late_quiet_moves_are_pruned_by_the_depth_lmr_would_leave_them():
@@ -460,6 +493,11 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("TtValueEval", 0),
             ("TtPvReduce", 1),
             ("LmrRoot", 1),
+            ("LmrPvNode", 2),
+            ("SingularExtra", 2),
+            ("FutilityTtGuard", 1),
+            ("FailHighDamp", 1),
+            ("NullMoveMargin", 400),
         ]
     ]
     + [
