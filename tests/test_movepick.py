@@ -10,6 +10,7 @@ from usi_engine.position import move_to_usi
 from usi_engine.core import search as cs, movepick as mp
 from usi_engine.core.movegen import generate, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from usi_engine.core.types import MAX_MOVES
+from usi_engine.core.history import NO_CONTINUATION
 from core_tree import tree
 
 
@@ -52,7 +53,7 @@ def _pick_all(sfen, tt_moves, killers=(0, 0), counter=0):
     mp.picker_init(ctx, 3, tt1, tt2, in_check, counter)
     out = []
     while True:
-        m = int(mp.picker_next(arrays, ctx, 3, arrays.st[0], -1, -1, False))
+        m = int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False))
         if m == 0:
             return legal, out
         out.append(m)

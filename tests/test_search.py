@@ -16,7 +16,16 @@ from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
 from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
 from core_tree import tree
-from usi_engine.core.history import bounded_update, BUTTERFLY_D, CONTINUATION_D, history_bonus
+from usi_engine.core.history import (
+    BUTTERFLY_D,
+    CONTINUATION_D,
+    NO_CONTINUATION,
+    bounded_update,
+    history_bonus,
+    piece_to,
+    quiet_score,
+    update_quiet,
+)
 
 
 @pytest.fixture(scope="module")
@@ -270,6 +279,28 @@ def test_history_bonus_never_exceeds_the_smallest_bound():
     assert all(0 < history_bonus(hi, d) <= min(BUTTERFLY_D, CONTINUATION_D) for d in range(0, 200))
 
 
+def test_continuation_keys_reach_four_and_six_plies_up_only_with_continuation_far():
+    _, ctx = tree(OPENING)
+    ctx.stack_pt[:8] = [100, 101, 102, 103, 104, 105, 106, 107]  # the moves at plies 0..7
+    for far, expected in [(0, (106, 105, -1, -1)), (1, (106, 105, 103, -1)), (2, (106, 105, 103, 101))]:
+        ctx.sp[INDEX["ContinuationFar"]] = far
+        assert cs._continuation_keys(ctx, 7) == expected
+    assert cs._continuation_keys(ctx, 3) == (102, 101, -1, -1)  # nothing above the root
+    assert cs._continuation_keys(ctx, 0) == (-1, -1, -1, -1)
+
+
+def test_a_quiet_move_is_scored_and_rewarded_under_each_continuation_key():
+    _, ctx = tree(OPENING)
+    m = make_move(parse_square("7g"), parse_square("7f"), 1, 0)  # the black pawn's push
+    pt = piece_to(m)
+    update_quiet(ctx, 0, m, (11, 12, -1, 14), 400)
+    assert [ctx.continuation[k, pt] for k in (11, 12, 13, 14)] == [400, 400, 0, 400]
+    assert ctx.butterfly[0, parse_square("7g"), parse_square("7f")] == 400
+    ctx.continuation[13, pt] = 50
+    assert quiet_score(ctx, 0, m, (11, 12, 13, 14)) == 400 * 4 + 50
+    assert quiet_score(ctx, 0, m, NO_CONTINUATION) == 400  # the butterfly entry alone
+
+
 def test_search_params_travel_in_the_context():
     ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
     assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
@@ -498,6 +529,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("FutilityTtGuard", 1),
             ("FailHighDamp", 1),
             ("NullMoveMargin", 400),
+            ("ContinuationFar", 2),
         ]
     ]
     + [

@@ -207,7 +207,7 @@ def tt_moves_done(pk):
 
 
 @jit()
-def shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, prev1, prev2):
+def shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, conts):
     """The moves to rank by shallow searches: the legal moves but the TT moves (already
     searched), in ctx.moves[ply] with their usual ordering scores, so that pick_next hands
     them out in the usual order, rank by rank.  Returns (their number, the depth of the
@@ -220,7 +220,7 @@ def shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, prev1
         if moves[i] != tt1 and moves[i] != tt2:
             moves[k] = moves[i]
             k += 1
-    score_moves(pos, ctx, moves, ctx.scores[ply], k, us, tt1, tt2, ply, counter, prev1, prev2)
+    score_moves(pos, ctx, moves, ctx.scores[ply], k, us, tt1, tt2, ply, counter, conts)
     sp = ctx.sp
     lo = max(alpha - sp[SP_SHALLOW_ORDER_MARGIN], -VALUE_INF)
     hi = min(beta + sp[SP_SHALLOW_ORDER_MARGIN], VALUE_INF)
@@ -235,7 +235,7 @@ def shallow_score(v, rank):
 
 
 @jit()
-def usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
+def usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, conts):
     """The usual ordering score of ctx.moves[ply, i], written over its (already used)
     shallow score: the reductions and prunings that read PICK_SCORE see what they expect."""
     score_moves(
@@ -249,8 +249,7 @@ def usual_score(pos, ctx, i, us, tt1, tt2, ply, counter, prev1, prev2):
         tt2,
         ply,
         counter,
-        prev1,
-        prev2,
+        conts,
     )
     return ctx.scores[ply, i]
 

@@ -24,6 +24,7 @@ from .types import jit
 from .board import ST_PLY, ST_SIDE
 from .movegen import is_legal
 from .movepick import picker_next
+from .history import NO_CONTINUATION
 from .short_mate import mate_in_1
 from .classic import osl_begin, osl_restrict, osl_unproven, shallow_order_begin, usual_score
 from .search import (
@@ -66,15 +67,15 @@ def late_callees(pos, ctx):
     m = mate_in_1(pos, ctx.mate_buf)
     v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0), m > 0)
     v += _game_ply_limit(pos, ctx, ply)
-    m = picker_next(pos, ctx, ply, us, np.int64(-1), np.int64(-1), v > 0)
-    shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, np.int64(-1), np.int64(-1))
+    m = picker_next(pos, ctx, ply, us, NO_CONTINUATION, v > 0)
+    shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, NO_CONTINUATION)
     osl = osl_restrict(pos, ctx, ply, m, v > 1)
     legal = is_legal(pos, m)
     v += _repetition_score(pos, ctx, ply)
-    v += usual_score(pos, ctx, ply, us, m, m, ply, m, np.int64(-1), np.int64(-1))
+    v += usual_score(pos, ctx, ply, us, m, m, ply, m, NO_CONTINUATION)
     v += late_move_reduction(ctx, ply, ply, v, legal, ply, v > 2, v > 3, v > 4, v > 5)
     osl_begin(ctx, legal, ply, ply)
-    _reward_cutoff(ctx, us, m, ply, ply, ply, ply, ctx.quiets[ply], ply)
+    _reward_cutoff(ctx, us, m, ply, NO_CONTINUATION, ply, ctx.quiets[ply], ply)
     _capture_stats(ctx, pos.board, m, legal, ply, ctx.captures[ply], ply)
     osl_unproven(ctx, osl, ply)
     _learn_correction(pos, ctx, ply, v, v, m, ply, ply)

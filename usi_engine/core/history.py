@@ -80,29 +80,34 @@ def piece_to(m):
     return moved_piece_after(m) * NSQ + move_to(m)
 
 
+# The continuation keys of a node: the piece_to of the moves 1, 2, 4 and 6 plies above it,
+# -1 where there is none (above the root, a null move, or a ply the search leaves out).
+# Moves two plies apart are the same side's, so the pairs (1, 2), (4, 6) see both sides'
+# plans; one table serves every distance, as in Stockfish.
+NO_CONTINUATION = (-1, -1, -1, -1)
+
+
 @jit()
-def update_quiet(h, color, m, prev1, prev2, bonus):
-    """Apply `bonus` to move m in the butterfly table and the continuation tables of the
-    previous one and two moves (prev = -1 when there is none)."""
+def update_quiet(h, color, m, conts, bonus):
+    """Apply `bonus` to move m in the butterfly table and in the continuation table under
+    each of the node's continuation keys `conts` (NO_CONTINUATION's shape)."""
     frm = move_from(m)
     to = move_to(m)
     h.butterfly[color, frm, to] = bounded_update(h.butterfly[color, frm, to], bonus, BUTTERFLY_D)
     pt = piece_to(m)
-    if prev1 >= 0:
-        h.continuation[prev1, pt] = bounded_update(h.continuation[prev1, pt], bonus, CONTINUATION_D)
-    if prev2 >= 0:
-        h.continuation[prev2, pt] = bounded_update(h.continuation[prev2, pt], bonus, CONTINUATION_D)
+    for prev in conts:
+        if prev >= 0:
+            h.continuation[prev, pt] = bounded_update(h.continuation[prev, pt], bonus, CONTINUATION_D)
 
 
 @jit()
-def quiet_score(h, color, m, prev1, prev2):
-    """Ordering score of a quiet move from the three tables."""
+def quiet_score(h, color, m, conts):
+    """Ordering score of a quiet move: its butterfly entry plus its continuation entries."""
     s = np.int64(h.butterfly[color, move_from(m), move_to(m)])
     pt = piece_to(m)
-    if prev1 >= 0:
-        s += h.continuation[prev1, pt]
-    if prev2 >= 0:
-        s += h.continuation[prev2, pt]
+    for prev in conts:
+        if prev >= 0:
+            s += h.continuation[prev, pt]
     return s
 
 

@@ -69,7 +69,7 @@ def capture_score(ctx, board, m):
 
 
 @jit()
-def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, prev2):
+def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, conts):
     board = pos.board
     k1 = ctx.killers[ply, 0]
     k2 = ctx.killers[ply, 1]
@@ -88,7 +88,7 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, prev1, p
         elif m == counter:
             scores[i] = SCORE_COUNTER
         else:
-            scores[i] = quiet_score(ctx, us, m, prev1, prev2)
+            scores[i] = quiet_score(ctx, us, m, conts)
 
 
 @jit()
@@ -171,7 +171,7 @@ def _refutation(pos, pk, m):
 
 
 @jit()
-def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
+def picker_next(pos, ctx, ply, us, conts, skip_quiets):
     """The next move to search at `ply`, 0 when there are no more."""
     pk = ctx.picker[ply]
     moves = ctx.moves[ply]
@@ -236,7 +236,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
             start = pk[PICK_N]
             n = generate(pos, moves[start:], GEN_QUIETS, False)
             for i in range(start, start + n):
-                scores[i] = quiet_score(ctx, us, moves[i], prev1, prev2)
+                scores[i] = quiet_score(ctx, us, moves[i], conts)
             pk[PICK_CUR] = start
             pk[PICK_END] = start + n
             pk[PICK_N] = start + n
@@ -273,8 +273,7 @@ def picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets):
                 pk[PICK_TT2],
                 ply,
                 pk[PICK_COUNTER],
-                prev1,
-                prev2,
+                conts,
             )
             pk[PICK_CUR] = 0
             pk[PICK_END] = n

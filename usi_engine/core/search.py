@@ -71,7 +71,7 @@ from .tt import (
     BOUND_EXACT,
     EVAL_NONE,
 )
-from .history import update_quiet, update_capture, history_bonus, piece_to
+from .history import NO_CONTINUATION, update_quiet, update_capture, history_bonus, piece_to
 from .correction import correction, update_correction
 from .movepick import (
     score_moves,
@@ -141,6 +141,7 @@ from .params import (
     SP_QS_EVASION_SEE,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
+    SP_CONTINUATION_FAR,
     SP_SEE_DEPTH,
     SP_SEE_CAPTURE_MARGIN,
     SP_SEE_QUIET_MARGIN,
@@ -383,7 +384,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
     n = generate(pos, moves, GEN_ALL if in_check else GEN_CAPTURES, False)
     if in_check and n == 0:
         return mated_in(ply)
-    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, -1, -1)
+    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
     best_move = 0
     # QsMoveCount: past this many captures, only recaptures on the last move's square
     move_cap = ctx.sp[SP_QS_MOVE_COUNT]
@@ -567,6 +568,20 @@ def _piece_to_before(ctx, ply, back):
     return ctx.stack_pt[ply - back] if ply >= back else -1
 
 
+@jit(inline="always")
+def _continuation_keys(ctx, ply):
+    """The node's continuation keys (history.NO_CONTINUATION's shape): the moves one and two
+    plies above it, and with ContinuationFar the moves four and six plies above, whose
+    follow-ups Stockfish and YaneuraOu also learn."""
+    far = ctx.sp[SP_CONTINUATION_FAR]
+    return (
+        _piece_to_before(ctx, ply, 1),
+        _piece_to_before(ctx, ply, 2),
+        _piece_to_before(ctx, ply, 4) if far >= 1 else -1,
+        _piece_to_before(ctx, ply, 6) if far >= 2 else -1,
+    )
+
+
 @jit()
 def _static_eval(pos, ctx, hit, tt_eval, ply):
     """(raw, corrected) static evaluation of a position not in check: the TT keeps the raw
@@ -628,17 +643,17 @@ def _learn_correction(pos, ctx, ply, static, best, best_move, bound, d_plies):
 
 
 @jit()
-def _reward_cutoff(ctx, us, m, ply, prev1, prev2, d_plies, failed, n_failed):
+def _reward_cutoff(ctx, us, m, ply, conts, d_plies, failed, n_failed):
     """Reward the quiet move that cut off; penalise the quiet moves tried before it."""
     bonus = history_bonus(ctx.sp, d_plies)
-    update_quiet(ctx, us, m, prev1, prev2, bonus)
+    update_quiet(ctx, us, m, conts, bonus)
     for j in range(n_failed):
-        update_quiet(ctx, us, failed[j], prev1, prev2, -bonus)
+        update_quiet(ctx, us, failed[j], conts, -bonus)
     if ctx.killers[ply, 0] != m:
         ctx.killers[ply, 1] = ctx.killers[ply, 0]
         ctx.killers[ply, 0] = m
-    if prev1 >= 0:
-        ctx.counter[prev1] = m
+    if conts[0] >= 0:
+        ctx.counter[conts[0]] = m
 
 
 @jit()
@@ -780,7 +795,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             moves = ctx.moves[ply]
             scores = ctx.scores[ply]
             n = generate(pos, moves, GEN_CAPTURES, False)
-            score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, -1, -1)
+            score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
             pc_depth = depth - PROBCUT_SHALLOWER * ONE_PLY
             for i in range(n):
                 m = pick_next(moves, scores, i, n)
@@ -872,9 +887,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             # another move comes near it, and a cutoff is expected anyway: if the TT move
             # does not give it at less depth, another move will (SingularNegative)
             tt_ext = -sp[SP_SINGULAR_NEGATIVE] * ONE_PLY
-    prev1 = _piece_to_before(ctx, ply, 1)
-    prev2 = _piece_to_before(ctx, ply, 2)
-    counter = ctx.counter[prev1] if prev1 >= 0 else 0
+    conts = _continuation_keys(ctx, ply)
+    counter = ctx.counter[conts[0]] if conts[0] >= 0 else 0
     picker_init(ctx, ply, tt1, tt2, in_check, counter)
     picker = ctx.picker[ply]
     osl = osl_restrict(pos, ctx, ply, tt1, in_check)  # one-side-limited PVS (classic.py)
@@ -897,9 +911,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             # node's, ties by the usual order
             shallow_pending = False
             shallow_ordered = True
-            n, shallow, lo, hi = shallow_order_begin(
-                pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, prev1, prev2
-            )
+            n, shallow, lo, hi = shallow_order_begin(pos, ctx, ply, us, alpha, beta, tt1, tt2, counter, conts)
             for i in range(n):
                 m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)  # rank i, usual order
                 ctx.stack_pt[ply] = piece_to(m)
@@ -910,14 +922,14 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     return 0
                 ctx.scores[ply, i] = shallow_score(v, i)
             picker_list(ctx, ply, n)
-        m = picker_next(pos, ctx, ply, us, prev1, prev2, skip_quiets)
+        m = picker_next(pos, ctx, ply, us, conts, skip_quiets)
         if m == 0:
             break
         if m == excluded:
             continue
         if shallow_ordered:
             picker[PICK_SCORE] = usual_score(
-                pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply, counter, prev1, prev2
+                pos, ctx, picker[PICK_CUR] - 1, us, tt1, tt2, ply, counter, conts
             )
         quiet = not is_tactical(pos.board, m)
         if quiet and skip_quiets:
@@ -1064,7 +1076,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if best >= beta and best_move != 0:
         tactical = is_tactical(pos.board, best_move)
         if not tactical:
-            _reward_cutoff(ctx, us, best_move, ply, prev1, prev2, d_plies, ctx.quiets[ply], quiets_tried)
+            _reward_cutoff(ctx, us, best_move, ply, conts, d_plies, ctx.quiets[ply], quiets_tried)
         if sp[SP_CAPTURE_HISTORY] != 0:
             _capture_stats(ctx, pos.board, best_move, tactical, d_plies, ctx.captures[ply], captures_tried)
     if best >= beta and not pv_node:
@@ -1202,7 +1214,7 @@ def init_root(pos, ctx):
     n = generate(pos, ctx.root_moves, GEN_ALL, False)
     hit, tt1, tt2, _v, _e, _d, _b, _pv = probe(ctx.tt, pos.keys[pos.st[ST_PLY]])
     us = pos.st[ST_SIDE]
-    score_moves(pos, ctx, ctx.root_moves, ctx.root_scores, n, us, tt1, tt2, 0, 0, -1, -1)
+    score_moves(pos, ctx, ctx.root_moves, ctx.root_scores, n, us, tt1, tt2, 0, 0, NO_CONTINUATION)
     for i in range(n):
         pick_next(ctx.root_moves, ctx.root_scores, i, n)
     ctx.params[P_ROOT_N] = n
