@@ -233,3 +233,15 @@ def test_training_with_a_score_factor_for_resumes_and_older_checkpoints_still_do
     capsys.readouterr()
     assert train_nnue.main(plain + ["--epochs", "2"]) == 0
     assert "(epoch 1 done)" in capsys.readouterr().out
+
+
+def test_a_setting_added_later_counts_only_when_set():
+    from usi_engine.training.run_identity import differing_settings, without_unset
+
+    older = {"depth": 6}  # written before "evaldir" and "factors" existed
+    unset = without_unset({"depth": 6, "evaldir": None, "factors": ()}, ("evaldir", "factors"))
+    assert unset == older and differing_settings(older, unset) == []
+    assert without_unset({"depth": None}, ("evaldir",)) == {"depth": None}  # not a later one
+    now = without_unset({"depth": 6, "evaldir": "eval", "factors": {}}, ("evaldir", "factors"))
+    assert differing_settings(older, now) == ["evaldir"]
+    assert differing_settings({"depth": 6, "seed": 1}, {"depth": 8, "seed": 1}) == ["depth"]

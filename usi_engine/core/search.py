@@ -599,9 +599,7 @@ def _damped_fail_high(sp, best, alpha, beta, d_plies):
     """FailHighDamp: a non-PV node's fail-high value pulled towards beta, the more the
     shallower the node, since a fail-soft value far above beta is the least sure part of a
     cutoff; mate scores as they are."""
-    if sp[SP_FAIL_HIGH_DAMP] == 0 or abs(best) >= VALUE_MATE_IN_MAX or abs(alpha) >= VALUE_MATE_IN_MAX:
-        return best
-    if abs(beta) >= VALUE_MATE_IN_MAX:
+    if sp[SP_FAIL_HIGH_DAMP] == 0 or max(abs(best), abs(alpha), abs(beta)) >= VALUE_MATE_IN_MAX:
         return best
     return (best * d_plies + beta) // (d_plies + 1)
 

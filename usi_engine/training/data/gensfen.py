@@ -32,6 +32,7 @@ from ...progress import progress_bar
 from . import psv
 from .selfplay import PlayConfig, play_game
 from .workers import CONTEXT, WorkerPool, start_teacher
+from ..run_identity import differing_settings, without_unset
 
 MANIFEST = "gensfen.json"
 TEACHER_RETRIES = 3  # a game the teacher fails on is replayed this often, then left out
@@ -69,9 +70,7 @@ class GenConfig:
         d = dataclasses.asdict(self)
         for k in ("out", "positions", "workers", "max_seconds", "ray_address", "teacher_timeout"):
             d.pop(k)
-        for k in ("evaldir", "teacher_opening_go"):
-            if d[k] is None:
-                d.pop(k)  # folders made before the option existed still resume
+        d = without_unset(d, ("evaldir", "teacher_opening_go"))
         d["teacher_options"] = [list(kv) for kv in self.teacher_options]
         d["openings"] = list(self.openings)
         d["record_bytes"] = psv.RECORD_BYTES
@@ -223,7 +222,7 @@ def prepare_folder(cfg: GenConfig) -> None:
     if os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             old = json.load(fh)
-        diff = sorted(k for k in set(old) | set(ident) if old.get(k) != ident.get(k))
+        diff = differing_settings(old, ident)
         if diff:
             shown = "; ".join(f"{k}: {old.get(k)!r} there, {ident.get(k)!r} now" for k in diff)
             raise ValueError(

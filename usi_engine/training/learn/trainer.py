@@ -30,6 +30,7 @@ from ...nnue.format import read_network
 from .export import export, from_network, widen
 from .model import NNUE
 from ...progress import progress_bar
+from ..run_identity import differing_settings, without_unset
 
 
 @dataclass
@@ -279,6 +280,7 @@ def train(cfg: TrainConfig, show_progress: bool = True, log=print) -> dict:
 CHECKPOINT = "checkpoint.pt"
 # settings a resumed run may change: how long it trains, where, and how it was started
 _FREE_SETTINGS = ("epochs", "device", "resume")
+_LATER_SETTINGS = ("score_factors",)  # added since the first checkpoints (run_identity.py)
 
 
 def remove_torn_files(out: str) -> None:
@@ -321,12 +323,11 @@ def find_checkpoint(cfg: TrainConfig, files: list[str]) -> str | None:
     if not os.path.exists(path):
         return None
     ckpt = load_checkpoint(path)
-    old = {k: v for k, v in dict(ckpt.get("train_config") or {}).items() if k not in _FREE_SETTINGS}
-    new = {k: v for k, v in asdict(cfg).items() if k not in _FREE_SETTINGS}
-    for settings in (old, new):  # unset, it is left out: runs from before it still resume
-        if not settings.get("score_factors"):
-            settings.pop("score_factors", None)
-    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    old, new = (
+        without_unset({k: v for k, v in settings.items() if k not in _FREE_SETTINGS}, _LATER_SETTINGS)
+        for settings in (dict(ckpt.get("train_config") or {}), asdict(cfg))
+    )
+    diff = differing_settings(old, new)
     if ckpt.get("data_files") != data_identity(files):
         diff.append("data files")
     if diff:
