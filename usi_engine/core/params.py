@@ -87,7 +87,7 @@ PARAMS: tuple[Param, ...] = (
     Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),
     Param("HistoryBonusAdd", 64, 0, 400, 16, "history bonus: constant term"),
     Param("HistoryBonusMax", 2000, 500, 4000, 100, "history bonus: cap (below every table's bound)"),
-    Param("ContinuationFar", 0, 0, 2, 1, "1: quiet moves are also ordered and rewarded by the continuation history of the move four plies above, 2: and of the move six plies above, as Stockfish and YaneuraOu do, since a plan spans more than one reply (0: the moves one and two plies above only; not measured yet)"),
+    Param("ContinuationFar", 0, 0, 2, 1, "1: quiet moves are also ordered and rewarded by the continuation history of the move four plies above, 2: and of the move six plies above, as Stockfish and YaneuraOu do, since a plan spans more than one reply (0: the moves one and two plies above only; 2 measured +1.6 +- 17.2 Elo in 1,520 games, undecided, docs/bench.md)"),
     Param("CaptureHistory", 0, 0, 128, 8, "captures that keep their material by SEE: MVV-LVA plus capture history * this/64 (0: off; 8 measured -2.2 +- 16.5 Elo in 1,612 games, undecided, docs/bench.md)"),
     Param("CorrectionDiv", 8, 2, 32, 1, "correction history: the three entries' sum / (4*this) centipawns"),
     # the classic techniques (docs/EXPERIMENTS.md; each used only when its switch is on)
