@@ -82,8 +82,9 @@ def piece_to(m):
 
 # The continuation keys of a node: the piece_to of the moves 1, 2, 4 and 6 plies above it,
 # -1 where there is none (above the root, a null move, or a ply the search leaves out).
-# Moves two plies apart are the same side's, so the pairs (1, 2), (4, 6) see both sides'
-# plans; one table serves every distance, as in Stockfish.
+# The move one ply above is the opponent's last; those two, four and six plies above are
+# the side to move's own, so a quiet move is judged as a reply and as a step of a plan.
+# One table serves every distance, as in Stockfish.
 NO_CONTINUATION = (-1, -1, -1, -1)
 
 
