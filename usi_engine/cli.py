@@ -56,7 +56,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": (_C + "bench", "the search benchmark and its node-count signature"),
     "nnue-bench": (_C + "nnue_bench", "the search and the evaluator's parts with a network"),
     "node-rate": (_C + "node_rate", "node rate and depth beside another USI engine, same positions"),
-    "move-quality": (_C + "move_quality", "what a deeper search says each engine's moves cost, at equal nodes"),
+    "move-quality": (_C + "move_quality", "moves at equal nodes, judged by a deeper search"),
     "perft": (_C + "perft", "perft, divide, the perft suite, comparison with cshogi"),
     "make-perft-suite": (_C + "make_perft_suite", "rebuild the perft suite of the tests"),
     "mate": (_C + "mate", "the tsume set: mate-solver benchmark and oracle"),
