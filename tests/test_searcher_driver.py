@@ -8,6 +8,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from usi_engine.core.params import INDEX, defaults
+from usi_engine.commands import data_file
+from usi_engine.commands.bench import load_positions
 from usi_engine.position import Position
 from usi_engine.search.searcher import SKIP_SIZE, IterationInfo, Searcher, helper_skips
 
@@ -124,3 +127,35 @@ def test_multipv_iterations_come_out_best_first(searcher):
         assert [i.multipv for i in lines] == [1, 2, 3, 4]
         assert [i.score_cp for i in lines] == sorted((i.score_cp for i in lines), reverse=True)
         assert lines[-1].last_line and not any(i.last_line for i in lines[:-1])
+
+
+def _root_fail_high(searcher):
+    """(sfen, nodes of a window that failed high with a new root move, that move, the best
+    move of the iteration before) from the first bench position that has one by depth 8."""
+    for sfen, _ in load_positions(data_file("bench_positions.txt")):
+        _, infos = think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
+        finished = {i.depth: i.pv[0] for i in infos if i.bound is None}
+        for i in infos:
+            before = finished.get(i.depth - 1)
+            if i.bound == "lowerbound" and before is not None and i.pv[0] != before:
+                return sfen, i.nodes, i.pv[0], before
+    raise AssertionError("no bench position fails high at the root with a new move by depth 8")
+
+
+def test_a_search_stopped_after_a_fail_high_plays_that_move_with_root_fail_high_move(searcher):
+    """Stopped a few nodes after a window failed high with a new root move (its search in
+    the wider window not finished): by default the last finished iteration's best move is
+    played; with RootFailHighMove the move that failed high, reported as a lower bound."""
+    sfen, failed_at, new_move, old_move = _root_fail_high(searcher)
+    kw = dict(depth=None, nodes=failed_at + 50, multipv=1)
+    result, _ = think(searcher, Position(sfen), **kw)
+    assert result.best == old_move and result.info.bound is None
+    sp = defaults()
+    sp[INDEX["RootFailHighMove"]] = 1
+    searcher.configure(search_params=sp)
+    try:
+        result, infos = think(searcher, Position(sfen), **kw)
+    finally:
+        searcher.configure(search_params=defaults())
+    assert result.best == new_move and result.info.bound == "lowerbound"
+    assert result.info.pv[0] == new_move and result.info.depth == infos[-1].depth

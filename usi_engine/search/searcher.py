@@ -20,7 +20,7 @@ from ..core import search as cs
 from ..core.history import clear_histories, Histories
 from ..core.correction import Corrections
 from ..core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
-from ..core.params import defaults
+from ..core.params import INDEX, defaults
 from ..core.types import MAX_PLY
 from ..position import Position, move_to_usi
 from .mate_guard import MateGuard
@@ -276,11 +276,21 @@ class Searcher:
                 previous_best = best_move
                 for k in range(multipv):
                     ctx.params[cs.P_PV_INDEX] = k
-                    score, exact = self._aspiration(arrays, ctx, d, last_scores[k], k, start, on_iteration)
+                    score, exact, failed_high = self._aspiration(
+                        arrays, ctx, d, last_scores[k], k, start, on_iteration
+                    )
                     if ctx.stats[cs.S_ABORTED]:
+                        # the root's first move is the best of what this iteration finished:
+                        # a move of the stopped window's search, or (RootFailHighMove) the
+                        # move that failed high in the window before
                         if k == 0 and ctx.stats[cs.S_ROOT_DONE] > 0:
                             best_move = int(ctx.root_moves[0])
                             best_pv = self._pv(ctx)
+                        elif k == 0 and failed_high is not None and self._fail_high_move():
+                            best_move = int(ctx.root_moves[0])
+                            best_pv = self._pv(ctx)
+                            last_scores[0] = failed_high
+                            final = self._info(ctx, d, 1, failed_high, "lowerbound", start, best_pv)
                         if consideration:
                             self._report_unfinished(ctx, d, k, lines, start, on_iteration)
                         break
@@ -325,7 +335,7 @@ class Searcher:
                 [move_to_usi(m) for m in best_pv],
             )
         else:
-            final = self._info(ctx, final.depth, 1, last_scores[0], None, start, final.pv)
+            final = self._info(ctx, final.depth, 1, last_scores[0], final.bound, start, final.pv)
         ponder = final.pv[1] if len(final.pv) > 1 else None
         return ThinkResult(move_to_usi(best_move), ponder, final)
 
@@ -375,24 +385,32 @@ class Searcher:
                 on_iteration(line)
 
     def _aspiration(self, arrays, ctx, d, previous, k, start, on_iteration):
-        """Search one iteration in a window around the previous score, widening on failure."""
+        """Search one iteration in a window around the previous score, widening on failure.
+        Returns the score, whether it is exact, and the score of the last window when it
+        failed high (the move that did is then the root's first), else None."""
         inf = cs.VALUE_INF
         delta = ASPIRATION_DELTA
         alpha, beta = (-inf, inf) if d < 4 else (max(previous - delta, -inf), min(previous + delta, inf))
+        failed_high = None
         while True:
             score = int(cs.root_search(arrays, ctx, alpha, beta, d * cs.ONE_PLY))
             if ctx.stats[cs.S_ABORTED]:
-                return score, False
+                return score, False, failed_high
             if score <= alpha and alpha > -inf:
                 on_iteration(self._info(ctx, d, k + 1, score, "upperbound", start, self._pv(ctx)))
                 beta = (alpha + beta) // 2
                 alpha = max(score - delta, -inf)
+                failed_high = None  # the window fell below: no move of it beat the last best
             elif score >= beta and beta < inf:
                 on_iteration(self._info(ctx, d, k + 1, score, "lowerbound", start, self._pv(ctx)))
                 beta = min(score + delta, inf)
+                failed_high = score
             else:
-                return score, True
+                return score, True, failed_high
             delta += delta // 2 + 10
+
+    def _fail_high_move(self) -> bool:
+        return self.search_params[INDEX["RootFailHighMove"]] != 0
 
     @staticmethod
     def _mate_proven(score: int, depth: int) -> bool:
