@@ -144,18 +144,21 @@ def _root_fail_high(searcher):
 
 def test_a_search_stopped_after_a_fail_high_plays_that_move_with_root_fail_high_move(searcher):
     """Stopped a few nodes after a window failed high with a new root move (its search in
-    the wider window not finished): by default the last finished iteration's best move is
-    played; with RootFailHighMove the move that failed high, reported as a lower bound."""
+    the wider window not finished): with RootFailHighMove 0 the last finished iteration's
+    best move is played; with 1 the move that failed high, reported as a lower bound."""
     sfen, failed_at, new_move, old_move = _root_fail_high(searcher)
     kw = dict(depth=None, nodes=failed_at + 50, multipv=1)
-    result, _ = think(searcher, Position(sfen), **kw)
+    played = {}
+    for setting in (0, 1):
+        sp = defaults()
+        sp[INDEX["RootFailHighMove"]] = setting
+        searcher.configure(search_params=sp)
+        try:
+            played[setting] = think(searcher, Position(sfen), **kw)
+        finally:
+            searcher.configure(search_params=defaults())
+    result, _ = played[0]
     assert result.best == old_move and result.info.bound is None
-    sp = defaults()
-    sp[INDEX["RootFailHighMove"]] = 1
-    searcher.configure(search_params=sp)
-    try:
-        result, infos = think(searcher, Position(sfen), **kw)
-    finally:
-        searcher.configure(search_params=defaults())
+    result, infos = played[1]
     assert result.best == new_move and result.info.bound == "lowerbound"
     assert result.info.pv[0] == new_move and result.info.depth == infos[-1].depth
