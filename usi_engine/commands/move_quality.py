@@ -58,7 +58,7 @@ from usi_engine.record import read_record
 from usi_engine.usiproc import EngineError, UsiProcess
 
 from .bench import load_positions
-from .node_rate import FAIR_OPTIONS, SHIPPED_NETWORK_DIR, YANEURAOU_NNUE, default_engines, parse_engine
+from .node_rate import YANEURAOU_NNUE, default_engines, parse_engine, yaneuraou_nnue
 
 MATE_AS_CP = 3000  # a mate score counts as this many centipawns
 LOSS_CAP = 1000  # no single move costs more than this in the mean
@@ -349,14 +349,6 @@ def report(names: Sequence[str], results: Sequence[Sequence[Choice]]) -> Iterabl
             yield paired_line(name, results[0], choices)
 
 
-def default_judge() -> EngineSpec:
-    return EngineSpec(
-        [str(YANEURAOU_NNUE)],
-        "judge",
-        {**FAIR_OPTIONS, "EvalDir": str(SHIPPED_NETWORK_DIR.resolve()), "BookFile": "no_book"},
-    )
-
-
 def _ended_early(exc: EngineError | Stopped) -> int:
     """The exit status of a run an engine's failure or a signal ended; the message says which."""
     if isinstance(exc, Stopped):
@@ -399,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     ap, args = _args(argv)
     try:
         engines = [parse_engine(tokens) for tokens in args.engine] if args.engine else default_engines()
-        judge_spec = parse_engine(["name=judge"] + args.judge) if args.judge else default_judge()
+        judge_spec = parse_engine(["name=judge"] + args.judge) if args.judge else yaneuraou_nnue("judge")
         probes = (
             positions_from_games(args.games, args.every, args.from_ply)
             if args.games

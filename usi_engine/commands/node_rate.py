@@ -71,15 +71,19 @@ def parse_engine(tokens: list[str]) -> EngineSpec:
     return spec
 
 
+def yaneuraou_nnue(name: str = "YaneuraOu-nnue") -> EngineSpec:
+    """YaneuraOu's NNUE build loading this engine's shipped network, the fair options set."""
+    return EngineSpec(
+        [str(YANEURAOU_NNUE)],
+        name,
+        {**FAIR_OPTIONS, "EvalDir": str(SHIPPED_NETWORK_DIR), "BookFile": "no_book"},
+    )
+
+
 def default_engines() -> list[EngineSpec]:
     """Ours with its shipped network; YaneuraOu's NNUE build loading that same file."""
     ours = EngineSpec([sys.executable, "-m", "usi_engine"], "usi_engine", dict(FAIR_OPTIONS))
-    other = EngineSpec(
-        [str(YANEURAOU_NNUE)],
-        "YaneuraOu-nnue",
-        {**FAIR_OPTIONS, "EvalDir": str(SHIPPED_NETWORK_DIR), "BookFile": "no_book"},
-    )
-    return [ours, other]
+    return [ours, yaneuraou_nnue()]
 
 
 def read_info(tokens: list[str], out: Searched) -> None:

@@ -276,7 +276,7 @@ class Searcher:
                 previous_best = best_move
                 for k in range(multipv):
                     ctx.params[cs.P_PV_INDEX] = k
-                    score, exact, failed_high = self._aspiration(
+                    score, failed_high = self._aspiration(
                         arrays, ctx, d, last_scores[k], k, start, on_iteration
                     )
                     if ctx.stats[cs.S_ABORTED]:
@@ -386,8 +386,8 @@ class Searcher:
 
     def _aspiration(self, arrays, ctx, d, previous, k, start, on_iteration):
         """Search one iteration in a window around the previous score, widening on failure.
-        Returns the score, whether it is exact, and the score of the last window when it
-        failed high (the move that did is then the root's first), else None."""
+        Returns the score and, when the last window failed high, that window's score (the
+        move that did is then the root's first), else None."""
         inf = cs.VALUE_INF
         delta = ASPIRATION_DELTA
         alpha, beta = (-inf, inf) if d < 4 else (max(previous - delta, -inf), min(previous + delta, inf))
@@ -395,7 +395,7 @@ class Searcher:
         while True:
             score = int(cs.root_search(arrays, ctx, alpha, beta, d * cs.ONE_PLY))
             if ctx.stats[cs.S_ABORTED]:
-                return score, False, failed_high
+                return score, failed_high
             if score <= alpha and alpha > -inf:
                 on_iteration(self._info(ctx, d, k + 1, score, "upperbound", start, self._pv(ctx)))
                 beta = (alpha + beta) // 2
@@ -406,7 +406,7 @@ class Searcher:
                 beta = min(score + delta, inf)
                 failed_high = score
             else:
-                return score, True, failed_high
+                return score, failed_high
             delta += delta // 2 + 10
 
     def _fail_high_move(self) -> bool:
