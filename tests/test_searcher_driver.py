@@ -8,7 +8,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from usi_engine.core import board as cb
 from usi_engine.core.params import INDEX, defaults
+from usi_engine.core.tt import BOUND_EXACT, store
 from usi_engine.commands import data_file
 from usi_engine.commands.bench import load_positions
 from usi_engine.position import Position
@@ -162,3 +164,29 @@ def test_a_search_stopped_after_a_fail_high_plays_that_move_with_root_fail_high_
     result, infos = played[1]
     assert result.best == new_move and result.info.bound == "lowerbound"
     assert result.info.pv[0] == new_move and result.info.depth == infos[-1].depth
+    # the fail high's PV held one move: the move to ponder on is the table's reply
+    assert infos[-1].pv == [new_move]
+    child = Position(sfen)
+    child.push(new_move)
+    assert result.ponder is not None and child.is_legal(result.ponder)
+    assert result.info.pv == [new_move, result.ponder]
+
+
+def test_the_ponder_move_of_a_one_move_pv_is_the_tables_reply(searcher):
+    """_ponder_from_tt reads the stored best reply after the best move; with nothing
+    stored, or a stored move that is not legal there, it gives none."""
+    pos = Position(MIDGAME)
+    best = int(pos.parse_move("2f2e"))
+    child = Position(MIDGAME)
+    child.push("2f2e")
+    searcher.new_game()
+    assert searcher._ponder_from_tt(pos, best) == []
+    # a search of the position after the move leaves its best reply in the table
+    reply = searcher.think(
+        child, depth=4, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
+    )
+    assert searcher._ponder_from_tt(pos, best) == [reply.best]
+    # a move of the side that just moved is never legal for the side to move
+    key = child.arrays.keys[child.arrays.st[cb.ST_PLY]]
+    store(searcher.tt, key, best, 0, 0, 60, BOUND_EXACT, searcher.generation, False)
+    assert searcher._ponder_from_tt(pos, best) == []

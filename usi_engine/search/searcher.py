@@ -19,7 +19,8 @@ from ..core import board as cb
 from ..core import search as cs
 from ..core.history import clear_histories, Histories
 from ..core.correction import Corrections
-from ..core.tt import new_table, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
+from ..core.movegen import is_legal
+from ..core.tt import new_table, probe, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
 from ..core.params import INDEX, defaults
 from ..core.types import MAX_PLY
 from ..position import Position, move_to_usi
@@ -195,9 +196,10 @@ class Searcher:
     def warmup(self) -> None:
         """Compile (or load from the cache) every search function and run a tiny search."""
         pos = Position("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
-        self.think(
+        result = self.think(
             pos, depth=3, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
         )
+        self._ponder_from_tt(pos, int(pos.parse_move(result.best)))  # compiled now, not in a game
         self.new_game()
 
     def stability(self) -> float:
@@ -336,8 +338,23 @@ class Searcher:
             )
         else:
             final = self._info(ctx, final.depth, 1, last_scores[0], final.bound, start, final.pv)
+        if len(final.pv) == 1:
+            final.pv += self._ponder_from_tt(pos, best_move)
         ponder = final.pv[1] if len(final.pv) > 1 else None
         return ThinkResult(move_to_usi(best_move), ponder, final)
+
+    def _ponder_from_tt(self, pos: Position, best_move: int) -> list[str]:
+        """The reply the table holds for the position after `best_move`, as a one-move
+        list (empty when there is none, or it is not legal there).  A PV of one move comes
+        from a fail high at the root, or from a cutoff right below it; a GUI still wants a
+        move to ponder on, so it is read from the table as Stockfish does."""
+        child = pos.copy().arrays
+        cb.do_move(child, best_move)
+        hit, reply = probe(self.tt, child.keys[child.st[cb.ST_PLY]])[:2]
+        reply = int(reply)
+        if not hit or reply == 0 or not is_legal(child, reply):
+            return []
+        return [move_to_usi(reply)]
 
     @staticmethod
     def _guard_refutes(guard: MateGuard, pos: Position, ctx, depth: int, score: int) -> bool:
