@@ -99,7 +99,7 @@ PARAMS: tuple[Param, ...] = (
     Param("ShallowOrderPlies", 0, 0, 4, 1, "shallow-search ordering: depth of each move's search (plies, 0: quiescence)"),
     Param("ShallowOrderMargin", 200, 0, 2000, 50, "shallow-search ordering: window of alpha - margin .. beta + margin"),
     # the root's move when a clock or a node limit stops an iteration (read by search/searcher.py)
-    Param("RootFailHighMove", 0, 0, 1, 1, "1: stopped inside an iteration, the search plays the root move that failed high in it, whose search in the wider window was not finished, as Stockfish and YaneuraOu play their first root move (0: the best move of the last iteration that finished, unless a root move of the stopped window's search was finished; 1 measured +46.4 +- 23.2 Elo, SPRT H1 in 837 games, docs/bench.md, but a fail-high's PV holds one move, so such a bestmove comes without a ponder move: off until the ponder move is read from the TT)"),
+    Param("RootFailHighMove", 1, 0, 1, 1, "1: stopped inside an iteration, the search plays the root move that failed high in it, whose search in the wider window was not finished, as Stockfish and YaneuraOu play their first root move, with the TT's reply as its move to ponder on (0: the best move of the last iteration that finished, unless a root move of the stopped window's search was finished; 1 measured +46.4 +- 23.2 Elo, SPRT H1 in 837 games, docs/bench.md)"),
 )
 # fmt: on
 
