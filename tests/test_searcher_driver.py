@@ -190,3 +190,51 @@ def test_the_ponder_move_of_a_one_move_pv_is_the_tables_reply(searcher):
     key = child.arrays.keys[child.arrays.st[cb.ST_PLY]]
     store(searcher.tt, key, best, 0, 0, 60, BOUND_EXACT, searcher.generation, False)
     assert searcher._ponder_from_tt(pos, best) == []
+
+
+def _window_depths(searcher, monkeypatch, sfen: str, reduction: int) -> list[tuple[int, int, str]]:
+    """(iteration, depth searched in plies, how the window ended) for every root search
+    of a depth-8 search of `sfen` with AspirationFailHighReduction `reduction`."""
+    from usi_engine.core import search as cs
+
+    calls = []
+    real = cs.root_search
+
+    def recording(arrays, ctx, alpha, beta, depth):
+        score = real(arrays, ctx, alpha, beta, depth)
+        end = "high" if score >= beta else "low" if score <= alpha else "exact"
+        calls.append((depth // cs.ONE_PLY, end))
+        return score
+
+    sp = defaults()
+    sp[INDEX["AspirationFailHighReduction"]] = reduction
+    searcher.configure(search_params=sp)
+    monkeypatch.setattr(cs, "root_search", recording)
+    try:
+        _, infos = think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
+    finally:
+        monkeypatch.undo()
+        searcher.configure(search_params=defaults())
+    iterations, d, previous = [], 0, "exact"
+    for depth, end in calls:
+        d = d + 1 if previous == "exact" else d  # a window that ended inside starts the next iteration
+        iterations.append((d, depth, end))
+        previous = end
+    return iterations
+
+
+def test_aspiration_fail_high_reduction_searches_a_failed_high_window_again_shallower(searcher, monkeypatch):
+    """With AspirationFailHighReduction 1 each fail high takes a ply off the next window of
+    the same iteration, and a fail low puts the full depth back; with 0 every window
+    searches the iteration's depth."""
+    sfen = _root_fail_high(searcher)[0]
+    plain = _window_depths(searcher, monkeypatch, sfen, 0)
+    assert all(depth == d for d, depth, _ in plain)
+    reduced = _window_depths(searcher, monkeypatch, sfen, 1)
+    assert any(end == "high" for _, _, end in reduced)
+    highs = 0
+    for i, (d, depth, end) in enumerate(reduced):
+        if i and reduced[i - 1][0] != d:
+            highs = 0  # a new iteration
+        assert depth == max(1, d - highs)
+        highs = highs + 1 if end == "high" else 0 if end == "low" else highs

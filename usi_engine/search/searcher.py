@@ -409,8 +409,10 @@ class Searcher:
         delta = ASPIRATION_DELTA
         alpha, beta = (-inf, inf) if d < 4 else (max(previous - delta, -inf), min(previous + delta, inf))
         failed_high = None
+        highs = 0  # fail highs since the last fail low (AspirationFailHighReduction)
         while True:
-            score = int(cs.root_search(arrays, ctx, alpha, beta, d * cs.ONE_PLY))
+            depth = max(1, d - highs * self._fail_high_reduction())
+            score = int(cs.root_search(arrays, ctx, alpha, beta, depth * cs.ONE_PLY))
             if ctx.stats[cs.S_ABORTED]:
                 return score, failed_high
             if score <= alpha and alpha > -inf:
@@ -418,16 +420,21 @@ class Searcher:
                 beta = (alpha + beta) // 2
                 alpha = max(score - delta, -inf)
                 failed_high = None  # the window fell below: no move of it beat the last best
+                highs = 0
             elif score >= beta and beta < inf:
                 on_iteration(self._info(ctx, d, k + 1, score, "lowerbound", start, self._pv(ctx)))
                 beta = min(score + delta, inf)
                 failed_high = score
+                highs += 1
             else:
                 return score, failed_high
             delta += delta // 2 + 10
 
     def _fail_high_move(self) -> bool:
         return self.search_params[INDEX["RootFailHighMove"]] != 0
+
+    def _fail_high_reduction(self) -> int:
+        return self.search_params[INDEX["AspirationFailHighReduction"]]
 
     @staticmethod
     def _mate_proven(score: int, depth: int) -> bool:
