@@ -211,7 +211,7 @@ def _window_depths(searcher, monkeypatch, sfen: str, reduction: int) -> list[tup
     searcher.configure(search_params=sp)
     monkeypatch.setattr(cs, "root_search", recording)
     try:
-        _, infos = think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
+        think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
     finally:
         monkeypatch.undo()
         searcher.configure(search_params=defaults())
