@@ -477,6 +477,8 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
 OPENING = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
 # pieces in both hands: checks at the horizon, and interpositions to answer them
 WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L b SLPb2p 61"
+# a bishop in each hand and open files at both kings: its tree holds evasions that hang a piece
+ATTACKED = "l4kg2/3r3sl/p1n1pgnpp/2ppspp2/Pp5PP/2PPSPP2/1P2P1N1L/2GSG2R1/LN1K5 b Bb 51"
 
 
 def test_root_reduction_takes_late_quiet_moves_only():
@@ -540,8 +542,11 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("CheckExtensionSee", 1),
             ("AlphaRaiseReduce", 1),
             ("LmrResearchAdjust", 1),
+            ("SeeQuietCheck", 1),
+            ("LmrEvasions", 1),
         ]
-    ],
+    ]
+    + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,

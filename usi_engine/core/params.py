@@ -60,6 +60,8 @@ PARAMS: tuple[Param, ...] = (
     Param("SeeDepth", 6, 1, 12, 1, "SEE pruning of captures and quiet moves up to this depth (plies)"),
     Param("SeeCaptureMargin", 200, 50, 600, 20, "captures with SEE below -margin*depth are skipped"),
     Param("SeeQuietMargin", 60, 10, 200, 5, "quiet moves and checks with SEE below -margin*depth^2 are skipped"),
+    Param("SeeQuietCheck", 0, 0, 1, 1, "1: a quiet check is SEE-pruned as a capture is, below -SeeCaptureMargin*depth by the node's depth, as Stockfish and YaneuraOu judge checks: LMR never reduces a check, and a sacrifice that checks is how a shogi attack mates (0: as a quiet move, below -SeeQuietMargin*depth^2 by the depth LMR would leave it; not measured yet)"),
+    Param("SeeEvasions", 0, 0, 1, 1, "1: SEE pruning in check too, once an evasion has saved the king: an interposing drop or other evasion that loses material is skipped by the same rules, as Stockfish and YaneuraOu prune in check and as QsEvasionSee does in the quiescence search (0: no evasion pruned; not measured yet)"),
     # late move reductions
     Param("AlphaRaiseReduce", 0, 0, 2, 1, "plies less for the later moves of a PV node once one raised alpha, at nodes 3 to 11 plies deep, as Stockfish and YaneuraOu do (0: off; 1 measured +2.0 +- 17.8 Elo in 1,386 games, undecided, docs/bench.md)"),
     Param("LmrMinDepth", 3, 1, 6, 1, "reductions from this depth (plies)"),
@@ -71,6 +73,7 @@ PARAMS: tuple[Param, ...] = (
     Param("LmrNotImproving", 0, 0, 2, 1, "this many plies more where the static evaluation is not improving (0: off; 1 measured -61 Elo, docs/bench.md)"),
     Param("LmrBadCaptures", 0, 0, 1, 1, "1: captures that lose material by SEE are reduced as quiet moves are (0: off; 1 measured +0.7 +- 13.3 Elo in 2,400 games, docs/bench.md)"),
     Param("LmrPvNode", 1, 0, 4, 1, "plies less for late moves at a PV node; YaneuraOu takes off about two to four there (one for the PV node, one to three more for its PV flag), so its PV is the widest part of its tree (at 100,000 nodes a move against YaneuraOu 2 and 3 scored 15.8% and 8.3% in 60 games against 16.7% for 1, docs/bench.md)"),
+    Param("LmrEvasions", 0, 0, 1, 1, "1: late quiet evasions are reduced as late quiet moves are, as Stockfish and YaneuraOu reduce in check too; a check from afar can be met by a drop of each piece in hand on each square between, dozens of moves (0: no move reduced in check; not measured yet)"),
     Param("LmrCutNode", 1, 0, 3, 1, "plies more for late moves at an expected cut node (YaneuraOu adds about 2.5)"),
     Param("TtPvReduce", 0, 0, 2, 1, "plies less for late moves at a non-PV node that is or was on the PV of an earlier search (the TT's PV flag), whose moves are likelier to matter, as Stockfish and YaneuraOu reduce less there (0: off; not measured yet)"),
     Param("LmrRoot", 0, 0, 1, 1, "1: the root's late quiet moves (from the third) are reduced as a PV node's are, and searched again unreduced where the reduced search beats alpha, as Stockfish and YaneuraOu do; the root has 80-130 moves in a shogi middle game (0: every root move to the full depth; 1 measured +5.3 +- 27.2 Elo in 586 games, undecided, docs/bench.md)"),

@@ -145,6 +145,9 @@ from .params import (
     SP_SEE_DEPTH,
     SP_SEE_CAPTURE_MARGIN,
     SP_SEE_QUIET_MARGIN,
+    SP_SEE_QUIET_CHECK,
+    SP_SEE_EVASIONS,
+    SP_LMR_EVASIONS,
 )
 from .context import (
     POS_T,
@@ -967,17 +970,19 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             ):
                 continue
         # SEE pruning at shallow depth: captures that lose material, quiet moves and checks
-        # that put a piece where it is lost
+        # that put a piece where it is lost (with SeeEvasions in check too, once the king is
+        # safe; with SeeQuietCheck a quiet check by the captures' rule, as it is never reduced)
         if (
             not pv_node
             and best > -VALUE_MATE_IN_MAX
             and params[P_FUTILITY]
             and not near_end
-            and not in_check
+            and (not in_check or sp[SP_SEE_EVASIONS] != 0)
             and d_plies <= sp[SP_SEE_DEPTH]
             and move_count > 1
         ):
-            if quiet:
+            check_as_capture = checks and sp[SP_SEE_QUIET_CHECK] != 0
+            if quiet and not check_as_capture:
                 if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * prune_d * prune_d:
                     continue
             elif picker[PICK_SCORE] < 0 or checks:
@@ -1007,7 +1012,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if (
                 params[P_LMR]
                 and d_plies >= sp[SP_LMR_MIN_DEPTH]
-                and not in_check
+                and (not in_check or sp[SP_LMR_EVASIONS] != 0)
                 and (not checks or (quiet and sp[SP_LMR_CHECKS] != 0))
                 and (quiet or (bad_capture and sp[SP_LMR_BAD_CAPTURES] != 0))
             ):
