@@ -301,6 +301,49 @@ def test_a_quiet_move_is_scored_and_rewarded_under_each_continuation_key():
     assert quiet_score(ctx, 0, m, NO_CONTINUATION) == 400  # the butterfly entry alone
 
 
+def test_a_quiet_tt_move_that_ends_a_node_is_rewarded_as_a_cutoff():
+    """TtCutoffHistory: the TT move of a cutoff the table answers gets the history bonus and
+    becomes the killer; a capture, or a move that is not legal here (the entry of another
+    position), teaches nothing."""
+    arrays, ctx = tree(WITH_HANDS)
+    pos = Position(WITH_HANDS)
+    quiet, capture = pos.parse_move("1f1e"), pos.parse_move("2b2a+")  # 2b2a+ takes a knight
+    bonus = history_bonus(ctx.sp, 5)
+    cs._reward_tt_cutoff(arrays, ctx, 0, capture, 5)
+    assert not ctx.butterfly.any() and ctx.killers[0, 0] == 0
+    cs._reward_tt_cutoff(arrays, ctx, 0, quiet, 5)
+    assert ctx.butterfly[0, parse_square("1f"), parse_square("1e")] == bonus
+    assert ctx.killers[0, 0] == quiet
+    cb.do_move(arrays, np.int32(quiet))
+    ctx.stack_pt[0] = piece_to(quiet)
+    before = ctx.butterfly.copy()
+    cs._reward_tt_cutoff(arrays, ctx, 1, quiet, 5)  # Black's move again: not White's to play
+    assert (ctx.butterfly == before).all() and ctx.killers[1, 0] == 0
+
+
+def test_the_move_that_made_every_reply_fail_low_is_rewarded():
+    """FailLowPriorBonus: at a node where every move failed low, the opponent's quiet move
+    that led there is rewarded in the opponent's butterfly and continuation tables; not a
+    capture, and nothing at the root."""
+    arrays, ctx = tree(WITH_HANDS)
+    pos = Position(WITH_HANDS)
+    bonus = history_bonus(ctx.sp, 4)
+    cs._reward_prior_move(arrays, ctx, 0, 4)  # the root: no move of the search before it
+    assert not ctx.butterfly.any()
+    quiet = pos.parse_move("1f1e")
+    cb.do_move(arrays, np.int32(quiet))
+    ctx.stack_pt[0] = piece_to(quiet)
+    cs._reward_prior_move(arrays, ctx, 1, 4)
+    assert ctx.butterfly[0, parse_square("1f"), parse_square("1e")] == bonus  # Black's table
+    assert not ctx.butterfly[1].any() and not ctx.continuation.any()  # no move above the root's
+    arrays, ctx = tree(WITH_HANDS)
+    capture = pos.parse_move("2b2a+")
+    cb.do_move(arrays, np.int32(capture))
+    ctx.stack_pt[0] = piece_to(capture)
+    cs._reward_prior_move(arrays, ctx, 1, 4)
+    assert not ctx.butterfly.any()
+
+
 def test_search_params_travel_in_the_context():
     ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
     assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
@@ -544,6 +587,8 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrResearchAdjust", 1),
             ("SeeQuietCheck", 1),
             ("LmrEvasions", 1),
+            ("TtCutoffHistory", 1),
+            ("FailLowPriorBonus", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

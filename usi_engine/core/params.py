@@ -91,6 +91,8 @@ PARAMS: tuple[Param, ...] = (
     Param("HistoryBonusAdd", 64, 0, 400, 16, "history bonus: constant term"),
     Param("HistoryBonusMax", 2000, 500, 4000, 100, "history bonus: cap (below every table's bound)"),
     Param("ContinuationFar", 0, 0, 2, 1, "1: quiet moves are also ordered and rewarded by the continuation history of the move four plies above, 2: and of the move six plies above, as Stockfish and YaneuraOu do, since a plan spans more than one reply (0: the moves one and two plies above only; 2 measured +1.6 +- 17.2 Elo in 1,520 games, undecided, docs/bench.md)"),
+    Param("TtCutoffHistory", 0, 0, 1, 1, "1: where the TT's lower bound ends a node and its move is quiet, that move is rewarded as a cutoff of the node (history, killer, counter move), as Stockfish and YaneuraOu do, so that the histories also learn from the cutoffs the table answers (0: only searched cutoffs teach; not measured yet)"),
+    Param("FailLowPriorBonus", 0, 0, 1, 1, "1: where every move of a node failed low (at 3 plies or more, or on the PV), the opponent's quiet move that led there is rewarded in its histories, as Stockfish and YaneuraOu reward the move that refuted them all (0: off; not measured yet)"),
     Param("CaptureHistory", 0, 0, 128, 8, "captures that keep their material by SEE: MVV-LVA plus capture history * this/64 (0: off; 8 measured -2.2 +- 16.5 Elo in 1,612 games, undecided, docs/bench.md)"),
     Param("CorrectionDiv", 8, 2, 32, 1, "correction history: the three entries' sum / (4*this) centipawns"),
     # the classic techniques (docs/EXPERIMENTS.md; each used only when its switch is on)

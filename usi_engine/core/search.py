@@ -39,7 +39,7 @@ evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MOVE_NULL, move_to
+from .types import jit, MAX_PLY, MOVE_NULL, PAWN, move_to, moved_piece, type_of, is_promotion
 from .board import (
     do_move,
     undo_move,
@@ -148,6 +148,8 @@ from .params import (
     SP_SEE_QUIET_CHECK,
     SP_SEE_EVASIONS,
     SP_LMR_EVASIONS,
+    SP_TT_CUTOFF_HISTORY,
+    SP_FAIL_LOW_PRIOR_BONUS,
 )
 from .context import (
     POS_T,
@@ -658,6 +660,31 @@ def _reward_cutoff(ctx, us, m, ply, conts, d_plies, failed, n_failed):
 
 
 @jit()
+def _reward_tt_cutoff(pos, ctx, ply, m, d_plies):
+    """TtCutoffHistory: a quiet TT move whose stored bound ends the node is rewarded as a
+    searched cutoff would be. It is checked first: the entry may be another position's."""
+    if is_tactical(pos.board, m) or not is_legal(pos, m):
+        return
+    conts = _continuation_keys(ctx, ply)
+    _reward_cutoff(ctx, pos.st[ST_SIDE], m, ply, conts, d_plies, ctx.quiets[ply], 0)
+
+
+@jit()
+def _reward_prior_move(pos, ctx, ply, d_plies):
+    """FailLowPriorBonus: every move here failed low, so the opponent's quiet move that led
+    here refuted them all; it is rewarded in the opponent's histories, under the continuation
+    keys of the node it was played from."""
+    if ply < 1 or ctx.stack_pt[ply - 1] < 0:
+        return  # the root, or after a null move
+    before = pos.st[ST_PLY] - 1
+    prior = pos.moves[before]
+    if pos.captures[before] != 0 or (is_promotion(prior) == 1 and type_of(moved_piece(prior)) == PAWN):
+        return  # a capture or a pawn promotion: not a quiet move
+    them = 1 - pos.st[ST_SIDE]
+    update_quiet(ctx, them, prior, _continuation_keys(ctx, ply - 1), history_bonus(ctx.sp, d_plies))
+
+
+@jit()
 def _capture_stats(ctx, board, best_move, tactical, d_plies, tried, n_tried):
     """At a cutoff (CaptureHistory on): reward the capture that cut off; penalise the
     captures tried before the move that did."""
@@ -727,6 +754,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             or (tt_bound == BOUND_LOWER and tt_v >= beta)
             or (tt_bound == BOUND_UPPER and tt_v <= alpha)
         ):
+            if ctx.sp[SP_TT_CUTOFF_HISTORY] != 0 and tt1 != 0 and tt_v >= beta:
+                _reward_tt_cutoff(pos, ctx, ply, tt1, depth // ONE_PLY)
             return tt_v
     params = ctx.params
     sp = ctx.sp
@@ -1088,6 +1117,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     ctx.path_dep[ply] = path_dep
     if osl_unproven(ctx, osl, bound):
         return best  # a restricted search did not prove this bound
+    if bound == BOUND_UPPER and sp[SP_FAIL_LOW_PRIOR_BONUS] != 0 and (d_plies >= 3 or pv_node):
+        _reward_prior_move(pos, ctx, ply, d_plies)
     if path_dep:
         bound = BOUND_NONE  # a score of this path only: keep the move, not the value
     elif not in_check:
