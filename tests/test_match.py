@@ -462,6 +462,26 @@ def test_slow_engine_loses_on_time_but_keeps_its_process(tmp_path):
     assert log.count("* start") == 1
 
 
+def test_a_new_game_waits_for_readyok_before_usinewgame():
+    """UsiProcess.new_game, which the fixed-node tools (move-quality, node-rate, the labeller)
+    send before each position: isready, readyok back, then usinewgame, as a GUI does."""
+    from usi_engine.usiproc import EngineLog, UsiProcess
+
+    log = EngineLog(None, memory=True)
+    engine = UsiProcess([sys.executable, os.path.join(FIXTURES, "random_engine.py")], log, "random")
+    engine.open({}, ready_timeout=30)
+    try:
+        log.drain()
+        engine.new_game(timeout=30)
+        result = engine.go("position startpos", "go btime 0 wtime 0 byoyomi 100", timeout=30)
+        assert result.bestmove not in ("", None)
+    finally:
+        engine.quit()
+    traffic = [line.split(None, 2)[2] for line in log.drain()]
+    talk = [t for t in traffic if t.startswith(("> ", "< "))][:4]
+    assert talk == ["> isready", "< readyok", "> usinewgame", "> position startpos"]
+
+
 def test_a_slow_log_disk_costs_no_game_on_time(tmp_path, monkeypatch):
     """Each log write stalls 150 ms, twice the margin: the engines answer at once, so no
     game may be lost on time, and the log still gets every line."""

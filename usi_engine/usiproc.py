@@ -357,6 +357,13 @@ class UsiProcess:
         self.send("isready")
         self.expect("readyok", timeout)
 
+    def new_game(self, timeout: float) -> None:
+        """``isready`` (waiting for ``readyok``), then ``usinewgame``: the order a GUI keeps
+        before each game. YaneuraOu's NNUE build has answered a ``go nodes`` right after a bare
+        ``usinewgame`` with a search of 0 nodes."""
+        self.isready(timeout)
+        self.send("usinewgame")
+
     def open(self, options: Mapping[str, str], ready_timeout: float) -> None:
         """Start, handshake, set options and wait until ready."""
         self.start()

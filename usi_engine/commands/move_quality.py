@@ -176,7 +176,7 @@ class Judge:
         if found is not None:
             return found
         go = f"go nodes {self.nodes}" + (f" searchmoves {move}" if move else "")
-        engine.send("usinewgame")
+        engine.new_game(READY_TIMEOUT_S)
         result = engine.go(f"position {position}", go, SEARCH_TIMEOUT_S)
         answer = [result.bestmove, capped_cp(result.score)]
         with self.lock:
@@ -290,7 +290,7 @@ def engine_choices(
             for probe in part:
                 if crew.halt.is_set():
                     return
-                engine.send("usinewgame")
+                engine.new_game(READY_TIMEOUT_S)
                 result = engine.go(f"position {probe.position}", f"go nodes {nodes}", SEARCH_TIMEOUT_S)
                 best_move, best = judge.known(probe.position)
                 if result.bestmove == best_move:

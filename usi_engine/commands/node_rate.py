@@ -104,7 +104,7 @@ def read_info(tokens: list[str], out: Searched) -> None:
 
 
 def search(engine: UsiProcess, sfen: str, go: str, timeout_s: float) -> Searched:
-    engine.send("usinewgame")
+    engine.new_game(READY_TIMEOUT_S)
     engine.send(f"position sfen {sfen}")
     engine.send(f"go {go}")
     out = Searched()

@@ -159,7 +159,7 @@ class UsiTeacher:
         self._start()
 
     def new_game(self) -> None:
-        self.proc.send("usinewgame")
+        self.proc.new_game(self.timeout)
 
     def search(self, game: Game, multipv: int, opening: bool = False) -> list[Line]:
         if self._multipv != multipv and "MultiPV" in self.proc.options:
