@@ -344,6 +344,25 @@ def test_the_move_that_made_every_reply_fail_low_is_rewarded():
     assert not ctx.butterfly.any()
 
 
+def test_a_node_reached_by_a_late_move_reduces_its_late_moves_less():
+    """LmrParentLate: from the opponent's move LmrParentLateMoves + 1 on (the root's move
+    number at ply 1), the node's late moves are reduced that many plies less; never at the
+    root, never after an early move, and not with the setting at 0."""
+    _, ctx = tree(OPENING)
+    sp = defaults()
+    sp[INDEX["LmrParentLate"]] = 2
+    cs.set_search_params(ctx, sp)
+    late = sp[INDEX["LmrParentLateMoves"]] + 1
+    ctx.stack_count[0] = late
+    assert cs._parent_late_relief(ctx, 1) == 2 * cs.ONE_PLY
+    assert cs._parent_late_relief(ctx, 0) == 0
+    ctx.stack_count[0] = late - 1
+    assert cs._parent_late_relief(ctx, 1) == 0
+    ctx.stack_count[0] = late
+    cs.set_search_params(ctx, defaults())
+    assert cs._parent_late_relief(ctx, 1) == 0
+
+
 def test_search_params_travel_in_the_context():
     ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
     assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
@@ -589,6 +608,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrEvasions", 1),
             ("TtCutoffHistory", 1),
             ("FailLowPriorBonus", 1),
+            ("LmrParentLate", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

@@ -86,6 +86,7 @@ SearchCtx = namedtuple(
         "pv_len",  # int64[STACK]
         "stack_eval",  # int64[STACK]: static eval per ply
         "stack_pt",  # int64[STACK]: continuation index of the move made at each ply (-1 none)
+        "stack_count",  # int64[STACK]: the number of the move searched at each ply (1: the first)
         "quiets",  # int32[STACK, QUIETS_KEPT]: quiet moves tried per ply
         "captures",  # int32[STACK, CAPTURES_KEPT]: tactical moves tried per ply
         "picker",  # int64[STACK, PICK_NB]: move picker state per ply (movepick.py)
@@ -126,6 +127,7 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
         np.zeros(STACK, np.int64),
         np.zeros(STACK, np.int64),
         np.full(STACK, -1, np.int64),
+        np.zeros(STACK, np.int64),
         np.zeros((STACK, QUIETS_KEPT), np.int32),
         np.zeros((STACK, CAPTURES_KEPT), np.int32),
         np.zeros((STACK, PICK_NB), np.int64),

@@ -150,6 +150,8 @@ from .params import (
     SP_LMR_EVASIONS,
     SP_TT_CUTOFF_HISTORY,
     SP_FAIL_LOW_PRIOR_BONUS,
+    SP_LMR_PARENT_LATE,
+    SP_LMR_PARENT_LATE_MOVES,
 )
 from .context import (
     POS_T,
@@ -534,6 +536,16 @@ def late_move_reduction(
 
 
 @jit(inline="always")
+def _parent_late_relief(ctx, ply):
+    """LmrParentLate: half plies less LMR at a node the opponent reached by a late move,
+    whose refutation is likely to be a late move too."""
+    sp = ctx.sp
+    if sp[SP_LMR_PARENT_LATE] == 0 or ply == 0 or ctx.stack_count[ply - 1] <= sp[SP_LMR_PARENT_LATE_MOVES]:
+        return 0
+    return sp[SP_LMR_PARENT_LATE] * ONE_PLY
+
+
+@jit(inline="always")
 def _at_least_one_ply(new_depth, r):
     """The reduction r of a move searched to new_depth, cut back so that the reduced search
     keeps at least one ply, in whole plies (a reduction that leaves only qsearch would judge
@@ -716,6 +728,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
+    ctx.stack_count[ply] = 0  # no move yet: the null move and ProbCut see none
     if ply > ctx.stats[S_SELDEPTH]:
         ctx.stats[S_SELDEPTH] = ply
     if ply > ctx.stats[S_FULL_PLY]:
@@ -965,6 +978,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         if quiet and skip_quiets:
             continue
         move_count += 1
+        ctx.stack_count[ply] = move_count
         checks = gives_check(pos, m)
         prune_d = _pruning_depth(ctx, d_plies, move_count)
         # shallow pruning of late quiet moves
@@ -1057,7 +1071,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     checks,
                     tt_pv,
                 )
-                r = _at_least_one_ply(new_depth, r)
+                r = _at_least_one_ply(new_depth, max(r - _parent_late_relief(ctx, ply), 0))
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
             reduced = new_depth - r
             v = -search(pos, ctx, -alpha - 1, -alpha, reduced, ply + 1, YES)
@@ -1174,6 +1188,7 @@ def root_search(pos, ctx, alpha, beta, depth):
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     for i in range(first, n):
         m = ctx.root_moves[i]
+        ctx.stack_count[0] = i - first + 1
         ext = 0
         checks = gives_check(pos, m)
         if params[P_CHECK_EXT]:
