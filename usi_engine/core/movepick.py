@@ -29,7 +29,14 @@ def is_tactical(board, m):
     """A capture or a pawn promotion: exactly the moves of movegen's GEN_CAPTURES stage.
     Every other move (drops, and the non-capture promotions of the other pieces included)
     is quiet: ordered, reduced and rewarded by history like any quiet move."""
-    return board[move_to(m)] != 0 or (is_promotion(m) == 1 and type_of(moved_piece(m)) == PAWN)
+    return tactical_taking(board[move_to(m)], m)
+
+
+@jit(inline="always")
+def tactical_taking(victim, m):
+    """is_tactical's rule for move m taking `victim` (0: nothing), so that a move already
+    made, whose captured piece the position keeps, is judged the same way."""
+    return victim != 0 or (is_promotion(m) == 1 and type_of(moved_piece(m)) == PAWN)
 
 
 @jit()

@@ -39,7 +39,7 @@ evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MOVE_NULL, PAWN, move_to, moved_piece, type_of, is_promotion
+from .types import jit, MAX_PLY, MOVE_NULL, move_to
 from .board import (
     do_move,
     undo_move,
@@ -77,6 +77,7 @@ from .movepick import (
     score_moves,
     pick_next,
     is_tactical,
+    tactical_taking,
     material_gain,
     picker_init,
     picker_next,
@@ -690,7 +691,7 @@ def _reward_prior_move(pos, ctx, ply, d_plies):
         return  # the root, or after a null move
     before = pos.st[ST_PLY] - 1
     prior = pos.moves[before]
-    if pos.captures[before] != 0 or (is_promotion(prior) == 1 and type_of(moved_piece(prior)) == PAWN):
+    if tactical_taking(pos.captures[before], prior):
         return  # a capture or a pawn promotion: not a quiet move
     them = 1 - pos.st[ST_SIDE]
     update_quiet(ctx, them, prior, _continuation_keys(ctx, ply - 1), history_bonus(ctx.sp, d_plies))
