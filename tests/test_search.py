@@ -363,6 +363,33 @@ def test_a_node_reached_by_a_late_move_reduces_its_late_moves_less():
     assert cs._parent_late_relief(ctx, 1) == 0
 
 
+def test_a_late_drop_beside_the_enemy_king_is_reduced_less():
+    """LmrDropNearKing: a drop within two squares (files and ranks) of the king of the side
+    it is played against is reduced that many plies less; a drop further away, a board move
+    and the setting at 0 are not."""
+    pos = Position(WITH_HANDS)  # Black drops against White's king on 6b
+    arrays, ctx = tree(pos)
+    sp = defaults()
+    sp[INDEX["LmrDropNearKing"]] = 2
+    cs.set_search_params(ctx, sp)
+
+    def relief(usi):
+        m = np.int32(pos.parse_move(usi))
+        cb.do_move(arrays, m)
+        try:
+            return cs._drop_near_king_relief(ctx, arrays, m)
+        finally:
+            cb.undo_move(arrays)
+
+    assert relief("S*6d") == 2 * cs.ONE_PLY
+    assert relief("L*4c") == 2 * cs.ONE_PLY  # two files, one rank
+    assert relief("S*1e") == 0  # five files away
+    assert relief("S*6e") == 0  # three ranks away
+    assert relief("2b2a+") == 0  # a board move
+    cs.set_search_params(ctx, defaults())
+    assert relief("S*6d") == 0
+
+
 def test_search_params_travel_in_the_context():
     ctx = cs.new_context(ctt.table_for_entries(1024), np.zeros(1, np.int32))
     assert list(ctx.sp) == defaults() and len(PARAMS) == SP_NB
@@ -609,6 +636,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("TtCutoffHistory", 1),
             ("FailLowPriorBonus", 1),
             ("LmrParentLate", 1),
+            ("LmrDropNearKing", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

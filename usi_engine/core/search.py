@@ -39,7 +39,7 @@ evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MOVE_NULL, move_to
+from .types import jit, MAX_PLY, MOVE_NULL, move_to, is_drop, file_of, rank_of
 from .board import (
     do_move,
     undo_move,
@@ -47,6 +47,7 @@ from .board import (
     undo_null_move,
     repetition_state,
     ST_SIDE,
+    ST_KING,
     ST_PLY,
     ST_MOVENUM,
     REP_NONE,
@@ -153,6 +154,7 @@ from .params import (
     SP_FAIL_LOW_PRIOR_BONUS,
     SP_LMR_PARENT_LATE,
     SP_LMR_PARENT_LATE_MOVES,
+    SP_LMR_DROP_NEAR_KING,
 )
 from .context import (
     POS_T,
@@ -544,6 +546,21 @@ def _parent_late_relief(ctx, ply):
     if sp[SP_LMR_PARENT_LATE] == 0 or ply == 0 or ctx.stack_count[ply - 1] <= sp[SP_LMR_PARENT_LATE_MOVES]:
         return 0
     return sp[SP_LMR_PARENT_LATE] * ONE_PLY
+
+
+@jit(inline="always")
+def _drop_near_king_relief(ctx, pos, m):
+    """LmrDropNearKing: half plies less LMR for a drop (just made) within two squares of the
+    king of the side now to move, the attack a drop refutes a late root move with."""
+    if ctx.sp[SP_LMR_DROP_NEAR_KING] == 0 or not is_drop(m):
+        return 0
+    ksq = pos.st[ST_KING + pos.st[ST_SIDE]]
+    if ksq < 0:
+        return 0
+    to = move_to(m)
+    if abs(file_of(to) - file_of(ksq)) > 2 or abs(rank_of(to) - rank_of(ksq)) > 2:
+        return 0
+    return ctx.sp[SP_LMR_DROP_NEAR_KING] * ONE_PLY
 
 
 @jit(inline="always")
@@ -1072,7 +1089,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     checks,
                     tt_pv,
                 )
-                r = _at_least_one_ply(new_depth, max(r - _parent_late_relief(ctx, ply), 0))
+                relief = _parent_late_relief(ctx, ply) + _drop_near_king_relief(ctx, pos, m)
+                r = _at_least_one_ply(new_depth, max(r - relief, 0))
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
             reduced = new_depth - r
             v = -search(pos, ctx, -alpha - 1, -alpha, reduced, ply + 1, YES)
