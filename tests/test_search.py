@@ -364,9 +364,9 @@ def test_a_node_reached_by_a_late_move_reduces_its_late_moves_less():
 
 
 def test_a_late_drop_beside_the_enemy_king_is_reduced_less():
-    """LmrDropNearKing: a drop within two squares (files and ranks) of the king of the side
-    it is played against is reduced that many plies less; a drop further away, a board move
-    and the setting at 0 are not."""
+    """LmrDropNearKing: a drop within LmrDropNearKingDistance (2) files and ranks of the king
+    of the side it is played against is reduced that many plies less; a drop further away, a
+    board move and the setting at 0 are not."""
     pos = Position(WITH_HANDS)  # Black drops against White's king on 6b
     arrays, ctx = tree(pos)
     sp = defaults()
@@ -385,6 +385,10 @@ def test_a_late_drop_beside_the_enemy_king_is_reduced_less():
     assert relief("L*4c") == 2 * cs.ONE_PLY  # two files, one rank
     assert relief("S*1e") == 0  # five files away
     assert relief("S*6e") == 0  # three ranks away
+    sp[INDEX["LmrDropNearKingDistance"]] = 3
+    cs.set_search_params(ctx, sp)
+    assert relief("S*6e") == 2 * cs.ONE_PLY
+    assert relief("S*1e") == 0
     assert relief("2b2a+") == 0  # a board move
     cs.set_search_params(ctx, defaults())
     assert relief("S*6d") == 0

@@ -155,6 +155,7 @@ from .params import (
     SP_LMR_PARENT_LATE,
     SP_LMR_PARENT_LATE_MOVES,
     SP_LMR_DROP_NEAR_KING,
+    SP_LMR_DROP_NEAR_KING_DISTANCE,
 )
 from .context import (
     POS_T,
@@ -550,17 +551,19 @@ def _parent_late_relief(ctx, ply):
 
 @jit(inline="always")
 def _drop_near_king_relief(ctx, pos, m):
-    """LmrDropNearKing: half plies less LMR for a drop (just made) within two squares of the
-    king of the side now to move, the attack a drop refutes a late root move with."""
-    if ctx.sp[SP_LMR_DROP_NEAR_KING] == 0 or not is_drop(m):
+    """LmrDropNearKing: half plies less LMR for a drop (just made) near the king of the side
+    now to move, the attack a drop refutes a late root move with."""
+    sp = ctx.sp
+    if sp[SP_LMR_DROP_NEAR_KING] == 0 or not is_drop(m):
         return 0
     ksq = pos.st[ST_KING + pos.st[ST_SIDE]]
     if ksq < 0:
         return 0
     to = move_to(m)
-    if abs(file_of(to) - file_of(ksq)) > 2 or abs(rank_of(to) - rank_of(ksq)) > 2:
+    near = sp[SP_LMR_DROP_NEAR_KING_DISTANCE]
+    if abs(file_of(to) - file_of(ksq)) > near or abs(rank_of(to) - rank_of(ksq)) > near:
         return 0
-    return ctx.sp[SP_LMR_DROP_NEAR_KING] * ONE_PLY
+    return sp[SP_LMR_DROP_NEAR_KING] * ONE_PLY
 
 
 @jit(inline="always")
