@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from usi_engine.position import move_to_usi
-from usi_engine.core import search as cs, movepick as mp
+from usi_engine.core import search as cs, movepick as mp, board as cb
 from usi_engine.core.movegen import generate, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from usi_engine.core.types import MAX_MOVES
 from usi_engine.core.history import NO_CONTINUATION
@@ -127,3 +127,51 @@ def test_a_cutoff_rewards_its_capture_and_penalises_the_captures_tried_before():
     assert capture_history(ctx, arrays.board, take) == -bonus
     cs._capture_stats(ctx, arrays.board, take, True, 4, tried, 0)  # then the capture did
     assert capture_history(ctx, arrays.board, take) > -bonus + bonus // 2
+
+
+@pytest.mark.parametrize("sfen", SFENS[:20])
+def test_a_direct_check_is_told_from_the_board_before_the_move(sfen):
+    """checks_directly (QuietCheckBonus's test) names only quiet moves that check, as cshogi
+    finds them, and every drop that checks (a drop cannot check by discovery)."""
+    arrays, _ = tree(sfen)
+    them = 1 - arrays.st[0]
+    eksq = arrays.st[cb.ST_KING + them]
+    board = cshogi.Board(sfen)
+    for m in _generated(arrays, GEN_QUIETS):
+        usi = move_to_usi(m)
+        board.push_usi(usi)
+        checks = board.is_check()
+        board.pop()
+        direct = mp.checks_directly(arrays.board, m, eksq)
+        assert checks or not direct, usi
+        if "*" in usi:
+            assert direct == checks, usi
+
+
+def test_quiet_check_bonus_orders_direct_checks_first_and_keeps_their_history():
+    """With QuietCheckBonus, the quiet moves that check come before the other quiet moves of
+    the same (here empty) history, and the score the search reads for LMR and pruning is
+    still the history alone; at 0, the order is history's."""
+    from usi_engine.core.params import SP_QUIET_CHECK_BONUS
+
+    sfen = "4k4/9/9/9/9/9/9/9/4K4 b GS 1"  # drops of a gold and a silver against the king
+    board = cshogi.Board(sfen)
+    arrays, ctx = tree(sfen)
+    legal = _generated(arrays, GEN_ALL)
+    checking = set()
+    for m in legal:
+        board.push_usi(move_to_usi(m))
+        if board.is_check():
+            checking.add(m)
+        board.pop()
+    assert 8 <= len(checking) < len(legal)
+    ctx.sp[SP_QUIET_CHECK_BONUS] = 16384
+    mp.picker_init(ctx, 3, 0, 0, False, 0)
+    first, scores = [], []
+    for _ in range(len(checking)):
+        first.append(int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
+        scores.append(int(ctx.picker[3, mp.PICK_SCORE]))
+    assert set(first) == checking
+    assert scores == [0] * len(checking)
+    _, order = _pick_all(sfen, (0, 0))  # QuietCheckBonus 0 (a fresh context)
+    assert set(order[: len(checking)]) != checking

@@ -641,6 +641,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("FailLowPriorBonus", 1),
             ("LmrParentLate", 1),
             ("LmrDropNearKing", 1),
+            ("QuietCheckBonus", 16384),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

@@ -1,17 +1,30 @@
 """Move ordering, in stages: TT best, TT second-best, good captures (MVV-LVA, and capture
 history when CaptureHistory is set), killers,
 the CounterMove of the previous move, quiet moves and drops by Butterfly and continuation
-history, and losing captures last.  Each stage is generated only when the ones before it
+history (with QuietCheckBonus, a direct check before the quiet moves of like history), and
+losing captures last.  Each stage is generated only when the ones before it
 did not cut off, and picked best-first by partial selection.  In check, all evasions are
 generated at once and ordered the same way.
 """
 
 import numpy as np
 
-from .types import jit, PAWN, PROMOTED, base_type, type_of, move_to, moved_piece, is_promotion
+from .types import (
+    jit,
+    PAWN,
+    PROMOTED,
+    base_type,
+    type_of,
+    move_to,
+    moved_piece,
+    moved_piece_after,
+    is_promotion,
+)
 from .weights import TYPE_VALUE, HAND_VALUE
 from .history import quiet_score, capture_history
-from .params import SP_CAPTURE_HISTORY
+from .params import SP_CAPTURE_HISTORY, SP_QUIET_CHECK_BONUS
+from .attacks import piece_attacks
+from .board import ST_KING
 from .see import see
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
@@ -96,6 +109,24 @@ def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, conts):
             scores[i] = SCORE_COUNTER
         else:
             scores[i] = quiet_score(ctx, us, m, conts)
+
+
+@jit(inline="always")
+def checks_directly(board, m, eksq):
+    """Quiet move or drop m puts its piece where it attacks the enemy king on `eksq` (the
+    board before the move: the square it leaves cannot block its own line to the king,
+    or the king would stand in check already)."""
+    return eksq >= 0 and piece_attacks(board, move_to(m), moved_piece_after(m), eksq)
+
+
+@jit(inline="always")
+def _check_bonus(pos, ctx, us, m):
+    """QuietCheckBonus for a quiet move that checks directly, else 0: added to its ordering
+    score, and taken off again where the search reads that score as history (LMR, pruning)."""
+    bonus = ctx.sp[SP_QUIET_CHECK_BONUS]
+    if bonus == 0 or not checks_directly(pos.board, m, pos.st[ST_KING + 1 - us]):
+        return 0
+    return bonus
 
 
 @jit()
@@ -244,6 +275,9 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
             n = generate(pos, moves[start:], GEN_QUIETS, False)
             for i in range(start, start + n):
                 scores[i] = quiet_score(ctx, us, moves[i], conts)
+            if ctx.sp[SP_QUIET_CHECK_BONUS] != 0:
+                for i in range(start, start + n):
+                    scores[i] += _check_bonus(pos, ctx, us, moves[i])
             pk[PICK_CUR] = start
             pk[PICK_END] = start + n
             pk[PICK_N] = start + n
@@ -254,7 +288,7 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
                 m = pick_next(moves, scores, i, pk[PICK_END])
                 pk[PICK_CUR] = i + 1
                 if not _is_special(pk, m):
-                    pk[PICK_SCORE] = scores[i]
+                    pk[PICK_SCORE] = scores[i] - _check_bonus(pos, ctx, us, m)  # history
                     return m
             pk[PICK_CUR] = pk[PICK_BAD]
             pk[PICK_STAGE] = STAGE_BAD_CAPTURES
