@@ -453,6 +453,12 @@ def test_nnue_bench_searches_the_bench_positions_with_the_network(capsys):
     assert out[0].startswith("# network halfkp_64x2-32-32")
     assert out[-1].startswith("total nodes ")
     nnue_total = int(out[-1].split()[2])
+    assert out[-2].startswith("# move ordering: ") and "% by the first move" in out[-2]
     assert bench.main(["--depth", "3"]) == 0  # the hand-made evaluation, as always
     handmade_total = int(capsys.readouterr().out.strip().splitlines()[-1].split()[2])
     assert nnue_total != handmade_total
+    # a search constant set for the run, as bench --tune sets it
+    assert (
+        nnue_bench.main(["search", "--evaldir", "internal", "--depth", "3", "--tune", "QsMoveCount=0"]) == 0
+    )
+    assert int(capsys.readouterr().out.strip().splitlines()[-1].split()[2]) != nnue_total

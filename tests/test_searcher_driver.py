@@ -14,7 +14,7 @@ from usi_engine.core.tt import BOUND_EXACT, store
 from usi_engine.commands import data_file
 from usi_engine.commands.bench import load_positions
 from usi_engine.position import Position
-from usi_engine.search.searcher import SKIP_SIZE, IterationInfo, Searcher, helper_skips
+from usi_engine.search.searcher import SKIP_SIZE, CutoffCounts, IterationInfo, Searcher, helper_skips
 
 MIDGAME = "ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1P1PP1/1PSPSP2P/1BK2G1R1/LN1G3NL b - 35"
 
@@ -238,3 +238,24 @@ def test_aspiration_fail_high_reduction_searches_a_failed_high_window_again_shal
             highs = 0  # a new iteration
         assert depth == max(1, d - highs)
         highs = highs + 1 if end == "high" else 0 if end == "low" else highs
+
+
+def test_cutoff_counts_describe_the_last_search(searcher):
+    """cutoff_counts: the beta cutoffs below the root of the last search, how many the first
+    move made, and the cutting moves' numbers summed (each later move counts 2 or more);
+    the same search again counts the same, and a deeper one counts more."""
+    think(searcher, Position(MIDGAME), depth=6, nodes=None, multipv=1)
+    counts = searcher.cutoff_counts()
+    assert 0 < counts.first_move < counts.cutoffs
+    assert counts.move_sum >= counts.first_move + 2 * (counts.cutoffs - counts.first_move)
+    think(searcher, Position(MIDGAME), depth=6, nodes=None, multipv=1)
+    assert searcher.cutoff_counts() == counts
+    think(searcher, Position(MIDGAME), depth=8, nodes=None, multipv=1)
+    assert searcher.cutoff_counts().cutoffs > counts.cutoffs
+    text = str(counts)
+    assert text.startswith(f"{counts.cutoffs} cutoffs, ") and "% by the first move" in text
+    assert str(CutoffCounts()) == "no cutoff"
+    total = CutoffCounts()
+    total += counts
+    total += counts
+    assert total == CutoffCounts(2 * counts.cutoffs, 2 * counts.first_move, 2 * counts.move_sum)

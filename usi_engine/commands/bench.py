@@ -34,7 +34,7 @@ import numpy as np
 from usi_engine.core.params import INDEX, PARAMS, defaults
 from usi_engine.position import Position
 from usi_engine.search import factory
-from usi_engine.search.searcher import Searcher, IterationInfo
+from usi_engine.search.searcher import CutoffCounts, Searcher, IterationInfo
 
 from . import data_file
 
@@ -176,6 +176,7 @@ def bench(args, positions) -> None:
     print(f"# {len(positions)} positions, {limit}, threads {args.threads}, hash {args.hash} MB")
     print(f"{'#':>3} {'nodes':>10} {'time s':>8} {'nodes/s':>9} {'depth':>5} {'best':>7}  score")
     total_nodes, total_time, cpu_time = 0, 0.0, 0.0
+    cutoffs = CutoffCounts()
     for i, (sfen, _comment) in enumerate(positions, 1):
         pos = make_position(sfen)
         fresh(searcher)
@@ -184,6 +185,7 @@ def bench(args, positions) -> None:
             searcher, pos, depth=None if args.movetime else args.depth, movetime_ms=args.movetime
         )
         cpu_time += time.process_time() - cpu0
+        cutoffs += searcher.cutoff_counts()
         info = result.info
         nodes = info.nodes if info else 0
         total_nodes += nodes
@@ -201,6 +203,7 @@ def bench(args, positions) -> None:
         f"# cpu {cpu_time:.3f} s for {total_time:.3f} s wall with {args.threads} thread(s); "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    print(f"# move ordering: {cutoffs}")
     print(f"total nodes {total_nodes} seconds {total_time:.3f} nps {nps}")
 
 

@@ -5,6 +5,7 @@
     usi-engine nnue-bench search --evaldir handmade            # the hand-made evaluation
     usi-engine nnue-bench search --evaldir DIR --movetime 1000 # 1 s a position
     usi-engine nnue-bench search --evaldir internal --depth-1s # bench --depth-1s
+    usi-engine nnue-bench search --evaldir internal --tune QuietCheckBonus=16384
                                                                # with the shipped network
     usi-engine nnue-bench micro --evaldir DIR                  # ns per refresh, per
                                                                # incremental update, per
@@ -54,6 +55,8 @@ def run_search(args) -> None:
         argv += ["--movetime", str(args.movetime)]
     if args.depth_1s:
         argv.append("--depth-1s")
+    for pair in args.tune:
+        argv += ["--tune", pair]
     search_bench.main(argv, net=net)
 
 
@@ -171,6 +174,14 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--hash", type=int, default=search_bench.DEFAULT_HASH_MB)
+    ap.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="search: a search constant of core/params.py set for this run (repeatable), as "
+        "usi-engine bench --tune",
+    )
     ap.add_argument("--reps", type=int, default=20000, help="micro: calls per measurement")
     args = ap.parse_args(argv)
     if args.what == "search":

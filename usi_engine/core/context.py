@@ -66,7 +66,12 @@ S_OSL_RESEARCHES = 10  # restricted scouts that failed high without proof: scout
 S_OSL_RESTRICTED = 11  # nodes restricted to one move
 S_OSL_UNPROVEN = 12  # results of restricted searches kept out of the TT
 S_SHALLOW_NODES = 13  # nodes whose moves were ordered by a shallow search
-S_NB = 16
+# how well the moves are ordered: the beta cutoffs of full-width nodes below the root, those
+# by the node's first move, and the sum of the cutting moves' numbers (1 for the first)
+S_CUTOFFS = 14
+S_FIRST_MOVE_CUTOFFS = 15
+S_CUTOFF_MOVE_SUM = 16
+S_NB = 17
 
 SearchCtx = namedtuple(
     "SearchCtx",

@@ -229,6 +229,9 @@ from .context import (
     S_OSL_RESTRICTED as S_OSL_RESTRICTED,
     S_OSL_UNPROVEN as S_OSL_UNPROVEN,
     S_SHALLOW_NODES as S_SHALLOW_NODES,
+    S_CUTOFFS as S_CUTOFFS,
+    S_FIRST_MOVE_CUTOFFS as S_FIRST_MOVE_CUTOFFS,
+    S_CUTOFF_MOVE_SUM as S_CUTOFF_MOVE_SUM,
 )
 
 # A perpetual check decided by the path (the checker loses): a win, but no proven mate, so it
@@ -564,6 +567,15 @@ def _drop_near_king_relief(ctx, pos, m):
     if abs(file_of(to) - file_of(ksq)) > near or abs(rank_of(to) - rank_of(ksq)) > near:
         return 0
     return sp[SP_LMR_DROP_NEAR_KING] * ONE_PLY
+
+
+@jit(inline="always")
+def _count_cutoff(ctx, move_count):
+    """The move ordering's record: a beta cutoff by the node's move number `move_count`."""
+    ctx.stats[S_CUTOFFS] += 1
+    ctx.stats[S_CUTOFF_MOVE_SUM] += move_count
+    if move_count == 1:
+        ctx.stats[S_FIRST_MOVE_CUTOFFS] += 1
 
 
 @jit(inline="always")
@@ -1122,6 +1134,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 if pv_node:
                     _update_pv(ctx, ply, m)
                 if v >= beta:
+                    _count_cutoff(ctx, move_count)
                     break
                 alpha = v
                 depth = _depth_after_alpha_raised(sp, depth, beta, v)

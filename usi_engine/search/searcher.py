@@ -91,6 +91,30 @@ class ThinkResult:
     info: IterationInfo | None  # the line to print right before bestmove
 
 
+@dataclass
+class CutoffCounts:
+    """The beta cutoffs of a search's full-width nodes below the root: a well-ordered search
+    cuts off with its first move most of the time, and with an early move when not."""
+
+    cutoffs: int = 0
+    first_move: int = 0  # of them by the node's first move
+    move_sum: int = 0  # the cutting moves' numbers, summed (1 for the first move)
+
+    def __iadd__(self, other: CutoffCounts) -> CutoffCounts:
+        self.cutoffs += other.cutoffs
+        self.first_move += other.first_move
+        self.move_sum += other.move_sum
+        return self
+
+    def __str__(self) -> str:
+        if self.cutoffs == 0:
+            return "no cutoff"
+        return (
+            f"{self.cutoffs} cutoffs, {100 * self.first_move / self.cutoffs:.1f}% by the first move,"
+            f" mean move number {self.move_sum / self.cutoffs:.2f}"
+        )
+
+
 def score_fields(v: int) -> tuple[int | None, int | None]:
     """(cp, mate) for a search score from the side to move's point of view."""
     if v >= VALUE_MATE_IN_MAX:
@@ -230,6 +254,15 @@ class Searcher:
 
     def _nodes(self) -> int:
         return int(sum(int(c.stats[cs.S_NODES]) for c in self._contexts))
+
+    def cutoff_counts(self) -> CutoffCounts:
+        """How well the last search ordered its moves (all threads together)."""
+        return CutoffCounts(
+            *(
+                int(sum(int(c.stats[field]) for c in self._contexts))
+                for field in (cs.S_CUTOFFS, cs.S_FIRST_MOVE_CUTOFFS, cs.S_CUTOFF_MOVE_SUM)
+            )
+        )
 
     def think(
         self,
