@@ -363,6 +363,19 @@ def test_a_node_reached_by_a_late_move_reduces_its_late_moves_less():
     assert cs._parent_late_relief(ctx, 1) == 0
 
 
+def test_the_replies_to_a_root_move_are_reduced_less():
+    """LmrRootReplies: the late moves of a node one ply below the root are reduced that many
+    plies less; no other ply's, and none with the setting at 0 (the default)."""
+    _, ctx = tree(OPENING)
+    assert cs._root_replies_relief(ctx, 1) == 0
+    sp = defaults()
+    sp[INDEX["LmrRootReplies"]] = 2
+    cs.set_search_params(ctx, sp)
+    assert cs._root_replies_relief(ctx, 1) == 2 * cs.ONE_PLY
+    assert cs._root_replies_relief(ctx, 0) == 0
+    assert cs._root_replies_relief(ctx, 2) == 0
+
+
 def test_a_late_drop_beside_the_enemy_king_is_reduced_less():
     """LmrDropNearKing: a drop within LmrDropNearKingDistance (2) files and ranks of the king
     of the side it is played against is reduced that many plies less; a drop further away, a
@@ -642,6 +655,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrParentLate", 1),
             ("LmrDropNearKing", 1),
             ("QuietCheckBonus", 16384),
+            ("LmrRootReplies", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

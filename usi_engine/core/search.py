@@ -155,6 +155,7 @@ from .params import (
     SP_LMR_PARENT_LATE,
     SP_LMR_PARENT_LATE_MOVES,
     SP_LMR_DROP_NEAR_KING,
+    SP_LMR_ROOT_REPLIES,
     SP_LMR_DROP_NEAR_KING_DISTANCE,
 )
 from .context import (
@@ -550,6 +551,15 @@ def _parent_late_relief(ctx, ply):
     if sp[SP_LMR_PARENT_LATE] == 0 or ply == 0 or ctx.stack_count[ply - 1] <= sp[SP_LMR_PARENT_LATE_MOVES]:
         return 0
     return sp[SP_LMR_PARENT_LATE] * ONE_PLY
+
+
+@jit(inline="always")
+def _root_replies_relief(ctx, ply):
+    """LmrRootReplies: half plies less LMR for the replies to a root move (ply 1), where a
+    reduced refutation makes the root's choice."""
+    if ply != 1:
+        return 0
+    return ctx.sp[SP_LMR_ROOT_REPLIES] * ONE_PLY
 
 
 @jit(inline="always")
@@ -1104,7 +1114,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                     checks,
                     tt_pv,
                 )
-                relief = _parent_late_relief(ctx, ply) + _drop_near_king_relief(ctx, pos, m)
+                relief = (
+                    _parent_late_relief(ctx, ply)
+                    + _root_replies_relief(ctx, ply)
+                    + _drop_near_king_relief(ctx, pos, m)
+                )
                 r = _at_least_one_ply(new_depth, max(r - relief, 0))
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
             reduced = new_depth - r
