@@ -154,8 +154,8 @@ from .params import (
     SP_FAIL_LOW_PRIOR_BONUS,
     SP_LMR_PARENT_LATE,
     SP_LMR_PARENT_LATE_MOVES,
-    SP_LMR_DROP_NEAR_KING,
     SP_LMR_ROOT_REPLIES,
+    SP_LMR_DROP_NEAR_KING,
     SP_LMR_DROP_NEAR_KING_DISTANCE,
 )
 from .context import (
