@@ -29,4 +29,4 @@ def tree(pos_or_sfen, tt_entries=1 << 14, **params):
 
 def qsearch(sfen, alpha, beta):
     arrays, ctx = tree(sfen)
-    return int(cs.qsearch(arrays, ctx, alpha, beta, 0))
+    return int(cs.qsearch(arrays, ctx, alpha, beta, 0, 0))

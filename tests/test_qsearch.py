@@ -55,13 +55,59 @@ def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
     from core_tree import tree
 
     off_arrays, off_ctx = tree(MATE_BY_DROP)
-    stand_pat = int(cs.qsearch(off_arrays, off_ctx, -INF, INF, 0))
+    stand_pat = int(cs.qsearch(off_arrays, off_ctx, -INF, INF, 0, 0))
     assert stand_pat < cs.VALUE_MATE_IN_MAX
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
-    assert cs.qsearch(arrays, ctx, -INF, INF, 0) == ctt.VALUE_MATE - 1  # mate in 1
+    assert cs.qsearch(arrays, ctx, -INF, INF, 0, 0) == ctt.VALUE_MATE - 1  # mate in 1
     assert move_to_usi(int(ctx.pv[0, 0])) == "G*5b"
     hit, m1, _m2, _v, _ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     # at or above beta the stand-pat cutoff comes first: no probe, no mate score
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
-    assert cs.qsearch(arrays, ctx, stand_pat - 11, stand_pat - 10, 0) == stand_pat
+    assert cs.qsearch(arrays, ctx, stand_pat - 11, stand_pat - 10, 0, 0) == stand_pat
+
+
+# Black to move, not in check, no capture on the board: N*4c checks the king on 5a and
+# forks the rook on 3a, and no White piece reaches 4c, so SEE loses nothing
+FORK_BY_DROP = "4k1r2/9/9/9/9/9/9/9/4K4 b N 1"
+
+
+def test_quiet_checks_at_the_first_ply_find_the_fork_standing_pat_misses():
+    """QsChecks: at the quiescence search's first ply a safe checking drop is searched, its
+    evasions in full, and the rook it forks is taken one ply further down; below the first
+    ply, or with the setting at 0 (the default), Black can only stand pat."""
+    from usi_engine.core.params import defaults, INDEX
+    from usi_engine.position import move_to_usi
+    from core_tree import tree
+
+    arrays, ctx = tree(FORK_BY_DROP)
+    stand_pat = int(cs.qsearch(arrays, ctx, -INF, INF, 0, 1))  # QsChecks is 0
+    sp = defaults()
+    sp[INDEX["QsChecks"]] = 4
+    arrays, ctx = tree(FORK_BY_DROP)
+    cs.set_search_params(ctx, sp)
+    assert int(cs.qsearch(arrays, ctx, -INF, INF, 0, 0)) == stand_pat  # not the first ply
+    arrays, ctx = tree(FORK_BY_DROP)
+    cs.set_search_params(ctx, sp)
+    forked = int(cs.qsearch(arrays, ctx, -INF, INF, 0, 1))
+    assert forked > stand_pat + 500, (stand_pat, forked)
+    assert move_to_usi(int(ctx.pv[0, 0])) == "N*4c"
+
+
+def test_quiet_checks_leave_out_the_needless_non_promotions():
+    """generate_checks lists a rook's non-promotion beside its promotion (7h7a checks the king
+    on 5a along rank a either way); the quiescence search takes the promotion alone, and
+    keeps the checks that have no promotion (7h5h)."""
+    import numpy as np
+    from usi_engine.core.movegen import generate_checks
+    from usi_engine.core.types import MAX_MOVES
+    from usi_engine.position import move_to_usi
+    from core_tree import tree
+
+    arrays, _ctx = tree("4k4/9/9/9/9/9/9/2R6/4K4 b - 1")
+    moves = np.zeros(MAX_MOVES, np.int32)
+    n = generate_checks(arrays, moves)
+    names = [move_to_usi(int(moves[i])) for i in range(n)]
+    kept = [names[i] for i in range(n) if not cs._needless_non_promotion(moves, i)]
+    assert {"7h7a+", "7h7a", "7h5h"} <= set(names), names
+    assert "7h7a+" in kept and "7h5h" in kept and "7h7a" not in kept, kept

@@ -199,7 +199,7 @@ def test_mate_in_1_store_keeps_no_fake_eval():
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
     # the quiescence search of the same position stands pat on its real eval
-    assert cs.qsearch(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1) >= evaluate(arrays)
+    assert cs.qsearch(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0) >= evaluate(arrays)
 
 
 def _walk(arrays, ctx, usi_moves):
@@ -244,7 +244,7 @@ def test_single_reply_extension_obeys_the_check_extension_switch():
         return int(ctx.stats[cs.S_NODES])
 
     child_arrays, child_ctx = tree(after)
-    cs.qsearch(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1)
+    cs.qsearch(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0)
     assert nodes(0) == child_ctx.stats[cs.S_NODES]  # no extension: the reply gets qsearch
     assert nodes(1) > nodes(0)  # extended: a full ply more
 
@@ -656,6 +656,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrDropNearKing", 1),
             ("QuietCheckBonus", 16384),
             ("LmrRootReplies", 1),
+            ("QsChecks", 8),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],

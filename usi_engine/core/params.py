@@ -90,6 +90,7 @@ PARAMS: tuple[Param, ...] = (
     # quiescence, scores, history
     Param("DeltaMargin", 200, 0, 600, 20, "qsearch delta pruning: stand pat + gain + margin < alpha"),
     Param("QsEvasionSee", 90, 0, 600, 20, "qsearch in check: once an evasion has saved the king, the quiet evasions (drops and king or piece moves that interpose) with SEE below -this are skipped, as YaneuraOu does with 90 (0: off; 90 measured +14.8 +- 11.3 Elo in 3,443 games against 0, SPRT H1, docs/bench.md)"),
+    Param("QsChecks", 0, 0, 32, 1, "the quiescence search's first ply (the one a full-width node of depth 0 enters), not in check and below beta after the captures, also searches up to this many quiet checks, board moves and drops, that lose nothing by SEE, their replies searched in full as evasions, as Stockfish did at its DEPTH_QS_CHECKS: a shogi attack is a run of checks, most of them drops, that captures alone never see (0: captures only; not measured yet)"),
     Param("QsMoveCount", 2, 0, 16, 1, "qsearch, not in check: past this many captures only recaptures on the last move's square are searched, as YaneuraOu and Stockfish do (0: every capture; 2 measured +24.1 +- 15.8 Elo in 1,760 games against 0, docs/bench.md)"),
     Param("SuperiorValue", 1500, 300, 3000, 100, "same board, more in hand: score of that repetition"),
     Param("HistoryBonusMul", 32, 8, 96, 4, "history bonus: mul*depth^2 + add, at most max"),

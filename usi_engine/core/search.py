@@ -39,7 +39,22 @@ evasion has saved the king (QsEvasionSee 90), as YaneuraOu does.
 import numpy as np
 from numba import int64
 
-from .types import jit, MAX_PLY, MOVE_NULL, move_to, is_drop, file_of, rank_of
+from .types import (
+    jit,
+    MAX_PLY,
+    MOVE_NULL,
+    PAWN,
+    BISHOP,
+    ROOK,
+    move_to,
+    move_from,
+    moved_piece,
+    is_promotion,
+    type_of,
+    is_drop,
+    file_of,
+    rank_of,
+)
 from .board import (
     do_move,
     undo_move,
@@ -56,7 +71,7 @@ from .board import (
     REP_LOSE,
     REP_SUPERIOR,
 )
-from .movegen import generate, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
+from .movegen import generate, generate_checks, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
 from .evaluate import evaluate
 from .tt import (
     prefetch,
@@ -141,6 +156,7 @@ from .params import (
     SP_DELTA_MARGIN,
     SP_QS_MOVE_COUNT,
     SP_QS_EVASION_SEE,
+    SP_QS_CHECKS,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
     SP_CONTINUATION_FAR,
@@ -343,11 +359,29 @@ def _mate_in_1_found(ctx, key, m, ply, raw, depth, was_pv):
     return v
 
 
-@jit(int64(POS_T, CTX_T, int64, int64, int64))
-def qsearch(pos, ctx, alpha, beta, ply):
+@jit(inline="always")
+def _needless_non_promotion(moves, i):
+    """Is moves[i] the non-promotion of a pawn, bishop or rook whose promotion comes just
+    before it?  generate_checks lists both (tsume needs them); promoting is never worse."""
+    m = moves[i]
+    if i == 0 or is_drop(m) or is_promotion(m):
+        return False
+    t = type_of(moved_piece(m))
+    if t != PAWN and t != BISHOP and t != ROOK:
+        return False
+    prev = moves[i - 1]
+    return is_promotion(prev) == 1 and move_from(prev) == move_from(m) and move_to(prev) == move_to(m)
+
+
+@jit(int64(POS_T, CTX_T, int64, int64, int64, int64))
+def qsearch(pos, ctx, alpha, beta, ply, first):
     """Captures and pawn promotions until the position is quiet; all evasions in check (with
     QsEvasionSee, not the losing quiet ones once the king is safe); and, below beta, a mate
-    in one (P_QS_MATE1), the king attack a stand pat would miss."""
+    in one (P_QS_MATE1), the king attack a stand pat would miss.  `first` is 1 at the
+    quiescence search's first ply, the one a full-width node of depth 0 enters (QsChecks
+    searches quiet checks there), and 0 below it; as in `search`, a typed value, never a
+    literal."""
+    NOT_FIRST = np.int64(0)
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
     ctx.path_dep[ply] = 0
@@ -428,7 +462,7 @@ def qsearch(pos, ctx, alpha, beta, ply):
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
-        v = -qsearch(pos, ctx, -beta, -alpha, ply + 1)
+        v = -qsearch(pos, ctx, -beta, -alpha, ply + 1, NOT_FIRST)
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
@@ -440,6 +474,35 @@ def qsearch(pos, ctx, alpha, beta, ply):
                 _update_pv(ctx, ply, m)
                 if v >= beta:
                     break
+    if first and not in_check and best < beta and ctx.sp[SP_QS_CHECKS] > 0:
+        # QsChecks: the quiet checks that lose nothing by SEE, the attack on the king that
+        # captures alone miss; their replies are evasions, searched in full one ply down
+        n = generate_checks(pos, moves)
+        tried = 0
+        for i in range(n):
+            m = moves[i]
+            if is_tactical(pos.board, m) or _needless_non_promotion(moves, i):
+                continue  # the captures' stage had these
+            if tried >= ctx.sp[SP_QS_CHECKS]:
+                break
+            if see(pos.board, m, ctx.see_buf) < 0:
+                continue
+            tried += 1
+            ctx.stack_pt[ply] = piece_to(m)
+            do_move(pos, m)
+            prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
+            v = -qsearch(pos, ctx, -beta, -alpha, ply + 1, NOT_FIRST)
+            undo_move(pos)
+            if ctx.stop[0] != 0:
+                return 0
+            if v > best:
+                best = v
+                if v > alpha:
+                    best_move = m
+                    alpha = v
+                    _update_pv(ctx, ply, m)
+                    if v >= beta:
+                        break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
     if ctx.path_dep[ply]:
         return best  # a score of this path (MaxMovesToDraw): not for the TT
@@ -760,10 +823,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     The node runs in seven phases, each under its heading below: entering the node, the TT,
     before the moves (a mate in one, the static evaluation, pruning), a move to try first,
     the TT move and the picker, the move loop, and the result."""
-    if depth < ONE_PLY:
-        return qsearch(pos, ctx, alpha, beta, ply)
     YES = np.int64(1)  # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
+    if depth < ONE_PLY:
+        return qsearch(pos, ctx, alpha, beta, ply, YES)
     pv_node = beta - alpha > 1
 
     # ---- 1. entering the node: counters, the stop, the horizon, repetitions, the game's
@@ -840,7 +903,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
     if not in_check and not pv_node and not near_end and excluded == 0:
         if params[P_RAZORING] and d_plies <= 2 and judged + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
-            v = qsearch(pos, ctx, alpha - 1, alpha, ply)
+            v = qsearch(pos, ctx, alpha - 1, alpha, ply, NO)
             if v < alpha:
                 return v
         if (
@@ -890,7 +953,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
                 # a quiescence search first: most captures fail there, cheaply
-                v = -qsearch(pos, ctx, -pc_beta, -pc_beta + 1, ply + 1)
+                v = -qsearch(pos, ctx, -pc_beta, -pc_beta + 1, ply + 1, NO)
                 if v >= pc_beta and pc_depth >= ONE_PLY:
                     v = -search(pos, ctx, -pc_beta, -pc_beta + 1, pc_depth, ply + 1, 1 - cut_node)
                 undo_move(pos)
