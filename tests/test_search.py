@@ -376,6 +376,22 @@ def test_the_replies_to_a_root_move_are_reduced_less():
     assert cs._root_replies_relief(ctx, 2) == 0
 
 
+def test_a_mate_threat_found_by_the_null_move_extends_the_node():
+    """MateThreatExtension: where the null move's search found a mate against the side that
+    passed, the node is searched that many half plies deeper; not for a merely bad null-move
+    score, not beyond twice the root depth, and never with the setting at 0 (the default)."""
+    _, ctx = tree(OPENING)
+    ctx.params[cs.P_ROOT_DEPTH] = 10
+    mated = -(cs.VALUE_MATE - 7)
+    assert cs._mate_threat_extension(ctx, mated, 3) == 0
+    sp = defaults()
+    sp[INDEX["MateThreatExtension"]] = 2
+    cs.set_search_params(ctx, sp)
+    assert cs._mate_threat_extension(ctx, mated, 3) == 2
+    assert cs._mate_threat_extension(ctx, -3000, 3) == 0
+    assert cs._mate_threat_extension(ctx, mated, 20) == 0
+
+
 def test_a_late_drop_beside_the_enemy_king_is_reduced_less():
     """LmrDropNearKing: a drop within LmrDropNearKingDistance (2) files and ranks of the king
     of the side it is played against is reduced that many plies less; a drop further away, a
@@ -585,6 +601,9 @@ OPENING = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL
 WITH_HANDS = "1n3r1nl/2skg2P1/1p1pb1g2/2p1pp1pp/L8/2P1PPp1P/1PNPS1N2/1SKGG4/3R4L b SLPb2p 61"
 # a bishop in each hand and open files at both kings: its tree holds evasions that hang a piece
 ATTACKED = "l4kg2/3r3sl/p1n1pgnpp/2ppspp2/Pp5PP/2PPSPP2/1P2P1N1L/2GSG2R1/LN1K5 b Bb 51"
+# Black a rook and a bishop ahead, but White threatens G*5h, mate (the pawn on 5g guards it):
+# passing loses, which MateThreatExtension looks for
+MATE_THREAT = "4k4/9/9/9/9/9/4p4/9/4K4 b RBg 1"
 
 
 def test_root_reduction_takes_late_quiet_moves_only():
@@ -659,7 +678,8 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("QsChecks", 8),
         ]
     ]
-    + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]],
+    + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]]
+    + [(name, value, MATE_THREAT) for name, value in [("MateThreatExtension", 2)]],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,

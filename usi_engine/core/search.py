@@ -173,6 +173,7 @@ from .params import (
     SP_LMR_ROOT_REPLIES,
     SP_LMR_DROP_NEAR_KING,
     SP_LMR_DROP_NEAR_KING_DISTANCE,
+    SP_MATE_THREAT_EXTENSION,
 )
 from .context import (
     POS_T,
@@ -643,6 +644,19 @@ def _drop_near_king_relief(ctx, pos, m):
 
 
 @jit(inline="always")
+def _mate_threat_extension(ctx, null_value, ply):
+    """MateThreatExtension: half plies more for a node where passing loses to a mate (the
+    null move's search found the opponent's mate), the classic mate-threat extension: a
+    static evaluation above beta with a mate threat under it is the optimism that loses
+    games to attacks on the king.  Only within the extensions' bound (twice the root
+    depth)."""
+    ext = ctx.sp[SP_MATE_THREAT_EXTENSION]
+    if ext == 0 or null_value > -VALUE_MATE_IN_MAX or ply >= 2 * ctx.params[P_ROOT_DEPTH]:
+        return 0
+    return ext
+
+
+@jit(inline="always")
 def _count_cutoff(ctx, move_count):
     """The move ordering's record: a beta cutoff by the node's move number `move_count`."""
     ctx.stats[S_CUTOFFS] += 1
@@ -936,6 +950,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             if v >= beta:
                 ctx.path_dep[ply] = ctx.path_dep[ply + 1]
                 return beta if v >= VALUE_MATE_IN_MAX else v
+            depth += _mate_threat_extension(ctx, v, ply)
+            d_plies = depth // ONE_PLY
         # ProbCut: a capture that beats beta by a margin in a search PROBCUT_SHALLOWER plies
         # shallower very likely beats beta in the full one. Not where the TT already says a
         # search that deep stays below that bar.
