@@ -108,6 +108,6 @@ def test_quiet_checks_leave_out_the_needless_non_promotions():
     moves = np.zeros(MAX_MOVES, np.int32)
     n = generate_checks(arrays, moves)
     names = [move_to_usi(int(moves[i])) for i in range(n)]
-    kept = [names[i] for i in range(n) if not cs._needless_non_promotion(moves, i)]
+    kept = [names[i] for i in range(n) if not cs._needless_non_promotion(moves[i], moves[i - 1] if i else 0)]
     assert {"7h7a+", "7h7a", "7h5h"} <= set(names), names
     assert "7h7a+" in kept and "7h5h" in kept and "7h7a" not in kept, kept

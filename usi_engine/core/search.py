@@ -361,17 +361,37 @@ def _mate_in_1_found(ctx, key, m, ply, raw, depth, was_pv):
 
 
 @jit(inline="always")
-def _needless_non_promotion(moves, i):
-    """Is moves[i] the non-promotion of a pawn, bishop or rook whose promotion comes just
+def _needless_non_promotion(m, prev):
+    """Is m the non-promotion of a pawn, bishop or rook whose promotion `prev` came just
     before it?  generate_checks lists both (tsume needs them); promoting is never worse."""
-    m = moves[i]
-    if i == 0 or is_drop(m) or is_promotion(m):
+    if is_drop(m) or is_promotion(m):
         return False
     t = type_of(moved_piece(m))
     if t != PAWN and t != BISHOP and t != ROOK:
         return False
-    prev = moves[i - 1]
     return is_promotion(prev) == 1 and move_from(prev) == move_from(m) and move_to(prev) == move_to(m)
+
+
+@jit()
+def _safe_quiet_checks(pos, ctx, moves):
+    """QsChecks' moves, written over `moves`: the first QsChecks quiet checks (board moves
+    and drops) that lose nothing by SEE; return how many.  The captures and pawn promotions
+    among the checks were the captures' stage's."""
+    n = generate_checks(pos, moves)
+    kept = 0
+    prev = 0
+    for i in range(n):
+        m = moves[i]
+        needless = _needless_non_promotion(m, prev)
+        prev = m
+        if is_tactical(pos.board, m) or needless:
+            continue
+        if kept >= ctx.sp[SP_QS_CHECKS]:
+            break
+        if see(pos.board, m, ctx.see_buf) >= 0:
+            moves[kept] = m  # kept <= i: nothing unread is overwritten
+            kept += 1
+    return kept
 
 
 @jit(int64(POS_T, CTX_T, int64, int64, int64, int64))
@@ -441,15 +461,34 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
     evasion_margin = ctx.sp[SP_QS_EVASION_SEE]
     last_to = move_to(pos.moves[pos.st[ST_PLY] - 1]) if pos.st[ST_PLY] > 0 else -1
     searched = 0
-    for i in range(n):
-        m = pick_next(moves, scores, i, n)
-        if not in_check:
+    # the captures (in check, the evasions); then, at the first ply and still below beta,
+    # QsChecks' quiet checks: the attack on the king that captures alone miss, their
+    # replies searched in full as evasions one ply down
+    checks_stage = False
+    i = 0
+    while True:
+        if i == n:
+            if checks_stage or not first or in_check or best >= beta or ctx.sp[SP_QS_CHECKS] == 0:
+                break
+            n = _safe_quiet_checks(pos, ctx, moves)
+            checks_stage = True
+            i = 0
+            continue
+        if checks_stage:
+            m = moves[i]
+        else:
+            m = pick_next(moves, scores, i, n)
+        i += 1
+        if checks_stage:
+            pass  # safe quiet checks, chosen as they were made
+        elif not in_check:
             # delta pruning: even winning the piece (board + hand value) and the promotion
             # cannot lift alpha
             if stand_pat + material_gain(pos.board, m) + ctx.sp[SP_DELTA_MARGIN] < alpha:
                 continue
-            if scores[i] < 0:
-                break  # losing captures are left alone
+            if scores[i - 1] < 0:
+                i = n  # losing captures are left alone
+                continue
             if move_cap > 0 and searched >= move_cap and move_to(m) != last_to:
                 continue
         elif (
@@ -475,35 +514,6 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
                 _update_pv(ctx, ply, m)
                 if v >= beta:
                     break
-    if first and not in_check and best < beta and ctx.sp[SP_QS_CHECKS] > 0:
-        # QsChecks: the quiet checks that lose nothing by SEE, the attack on the king that
-        # captures alone miss; their replies are evasions, searched in full one ply down
-        n = generate_checks(pos, moves)
-        tried = 0
-        for i in range(n):
-            m = moves[i]
-            if is_tactical(pos.board, m) or _needless_non_promotion(moves, i):
-                continue  # the captures' stage had these
-            if tried >= ctx.sp[SP_QS_CHECKS]:
-                break
-            if see(pos.board, m, ctx.see_buf) < 0:
-                continue
-            tried += 1
-            ctx.stack_pt[ply] = piece_to(m)
-            do_move(pos, m)
-            prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
-            v = -qsearch(pos, ctx, -beta, -alpha, ply + 1, NOT_FIRST)
-            undo_move(pos)
-            if ctx.stop[0] != 0:
-                return 0
-            if v > best:
-                best = v
-                if v > alpha:
-                    best_move = m
-                    alpha = v
-                    _update_pv(ctx, ply, m)
-                    if v >= beta:
-                        break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
     if ctx.path_dep[ply]:
         return best  # a score of this path (MaxMovesToDraw): not for the TT
