@@ -175,3 +175,33 @@ def test_quiet_check_bonus_orders_direct_checks_first_and_keeps_their_history():
     assert scores == [0] * len(checking)
     _, order = _pick_all(sfen, (0, 0))  # QuietCheckBonus 0 (a fresh context)
     assert set(order[: len(checking)]) != checking
+
+
+def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
+    """With LowPlyHistory, a quiet move with a good low-ply entry for the picker's ply comes
+    first among the quiet moves, while the score the search reads for LMR and pruning stays
+    the history alone; from ply LOW_PLY on, and at 0, the entry is not read."""
+    from usi_engine.core.history import LOW_PLY
+    from usi_engine.core.params import SP_LOW_PLY_HISTORY
+    from usi_engine.core.types import move_from, move_to
+
+    sfen = "4k4/9/9/9/9/9/9/9/4K4 b GS 1"
+    arrays, ctx = tree(sfen)
+    quiets = _generated(arrays, GEN_QUIETS)
+    late = quiets[-1]  # the move the plain order gives last
+    ctx.sp[SP_LOW_PLY_HISTORY] = 8
+
+    def first_at(ply):
+        ctx.low_ply[:] = 0
+        if ply < LOW_PLY:
+            ctx.low_ply[ply, move_from(late), move_to(late)] = 500
+        mp.picker_init(ctx, ply, 0, 0, False, 0)
+        m = int(mp.picker_next(arrays, ctx, ply, arrays.st[0], NO_CONTINUATION, False))
+        return m, int(ctx.picker[ply, mp.PICK_SCORE])
+
+    for ply in range(1, LOW_PLY):
+        assert first_at(ply) == (late, 0)
+    ctx.sp[SP_LOW_PLY_HISTORY] = 0
+    assert first_at(1)[0] != late
+    ctx.sp[SP_LOW_PLY_HISTORY] = 8
+    assert first_at(LOW_PLY)[0] != late

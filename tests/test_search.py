@@ -674,6 +674,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrParentLate", 1),
             ("LmrDropNearKing", 1),
             ("QuietCheckBonus", 16384),
+            ("LowPlyHistory", 8),
             ("LmrRootReplies", 1),
             ("QsChecks", 8),
         ]
@@ -973,3 +974,24 @@ def test_searcher_search_params_change_the_tree(searcher):
     finally:
         searcher.configure(search_params=defaults())
     assert think(searcher, pos, depth=7).info.nodes == base
+
+
+def test_low_ply_history_learns_near_the_root_and_only_in_this_search(searcher):
+    """With LowPlyHistory 0 the low-ply table stays empty (the default tree pays nothing for
+    it); with it on, a search fills it for the plies below the root, and the next search
+    starts it again from nothing, since its root is another position."""
+    sfen = "ln1g3nl/1r2gk3/p1sppsbpp/2p3p2/1p5P1/2P3P2/PPSPPPS1P/1B2G2R1/LN2KG1NL b - 1"
+    think(searcher, Position(sfen), depth=8)
+    table = searcher._contexts[0].low_ply
+    assert not table.any()
+    sp = defaults()
+    sp[INDEX["LowPlyHistory"]] = 8
+    searcher.configure(search_params=sp)
+    try:
+        think(searcher, Position(sfen), depth=8)
+        filled = [int(np.count_nonzero(table[ply])) for ply in range(table.shape[0])]
+        assert all(count > 0 for count in filled[1:]), filled
+        think(searcher, Position(sfen), depth=1)  # a one-ply search has no node below the root
+        assert not table[1:].any()
+    finally:
+        searcher.configure(search_params=defaults())

@@ -81,7 +81,8 @@ SearchCtx = namedtuple(
         "continuation",
         "counter",
         "killers",
-        "capture",  # this thread's history
+        "capture",
+        "low_ply",  # this thread's history (history.py)
         "corr_kings",
         "corr_hands",
         "corr_cont",  # ... and correction history (correction.py)
@@ -125,6 +126,7 @@ def new_context(tt, stop, sp=None) -> SearchCtx:
         h.counter,
         h.killers,
         h.capture,
+        h.low_ply,
         *new_corrections(),
         np.zeros((STACK, MAX_MOVES), np.int32),
         np.zeros((STACK, MAX_MOVES), np.int64),

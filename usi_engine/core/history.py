@@ -22,12 +22,13 @@ from .types import (
     moved_piece_after,
     type_of,
 )
-from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX
+from .params import SP_HISTORY_BONUS_MUL, SP_HISTORY_BONUS_ADD, SP_HISTORY_BONUS_MAX, SP_LOW_PLY_HISTORY
 
 BUTTERFLY_D = 7183  # butterfly[color, from-or-drop, to]
 CONTINUATION_D = 16384  # continuation[prev piece*81+to, piece*81+to]
 CAPTURE_D = 10692  # capture[piece, to, captured type]
 TYPE_NB = 16  # a piece type (types.type_of) fits in four bits
+LOW_PLY = 4  # low_ply[ply, from-or-drop, to] for the first plies below the root
 PIECE_TO = PIECE_NB * NSQ
 
 Histories = namedtuple(
@@ -39,6 +40,8 @@ Histories = namedtuple(
         "killers",  # int32[MAX_PLY + 8, 2]
         "capture",  # int32[PIECE_NB, 81, TYPE_NB]: captures (and pawn promotions) by the
         # moving piece, its destination and what it takes
+        "low_ply",  # int32[LOW_PLY, FROM_NB, 81]: quiet moves near the root, by ply; one
+        # search's only (init_root clears it), since the root changes every move
     ],
 )
 
@@ -50,6 +53,7 @@ def new_histories() -> Histories:
         np.zeros(PIECE_TO, np.int32),
         np.zeros((MAX_PLY + 8, 2), np.int32),
         np.zeros((PIECE_NB, NSQ, TYPE_NB), np.int32),
+        np.zeros((LOW_PLY, FROM_NB, NSQ), np.int32),
     )
 
 
@@ -110,6 +114,24 @@ def quiet_score(h, color, m, conts):
         if prev >= 0:
             s += h.continuation[prev, pt]
     return s
+
+
+@jit()
+def update_low_ply(h, ply, m, bonus):
+    """Apply `bonus` to quiet move m in the low-ply table of `ply` (below LOW_PLY)."""
+    frm = move_from(m)
+    to = move_to(m)
+    h.low_ply[ply, frm, to] = bounded_update(h.low_ply[ply, frm, to], bonus, BUTTERFLY_D)
+
+
+@jit()
+def low_ply_score(h, sp, ply, m):
+    """LowPlyHistory's part of a quiet move's ordering score at `ply`: its low-ply entry
+    times the setting, less the deeper the ply, as Stockfish weighs it; 0 from LOW_PLY on."""
+    weight = sp[SP_LOW_PLY_HISTORY]
+    if weight == 0 or ply >= LOW_PLY:
+        return 0
+    return weight * np.int64(h.low_ply[ply, move_from(m), move_to(m)]) // (1 + 2 * ply)
 
 
 @jit()

@@ -1,10 +1,10 @@
 """Move ordering, in stages: TT best, TT second-best, good captures (MVV-LVA, and capture
-history when CaptureHistory is set), killers,
-the CounterMove of the previous move, quiet moves and drops by Butterfly and continuation
-history (with QuietCheckBonus, a direct check before the quiet moves of like history), and
-losing captures last.  Each stage is generated only when the ones before it
-did not cut off, and picked best-first by partial selection.  In check, all evasions are
-generated at once and ordered the same way.
+history when CaptureHistory is set), killers, the CounterMove of the previous move, quiet
+moves and drops by Butterfly and continuation history (with QuietCheckBonus, a direct check
+before the quiet moves of like history; with LowPlyHistory, near the root, by this search's
+own history of the ply too), and losing captures last.  Each stage is generated only when
+the ones before it did not cut off, and picked best-first by partial selection.  In check,
+all evasions are generated at once and ordered the same way.
 """
 
 import numpy as np
@@ -21,8 +21,8 @@ from .types import (
     is_promotion,
 )
 from .weights import TYPE_VALUE, HAND_VALUE
-from .history import quiet_score, capture_history
-from .params import SP_CAPTURE_HISTORY, SP_QUIET_CHECK_BONUS
+from .history import LOW_PLY, quiet_score, capture_history, low_ply_score
+from .params import SP_CAPTURE_HISTORY, SP_QUIET_CHECK_BONUS, SP_LOW_PLY_HISTORY
 from .attacks import piece_attacks
 from .board import ST_KING
 from .see import see
@@ -121,12 +121,25 @@ def checks_directly(board, m, eksq):
 
 @jit(inline="always")
 def _check_bonus(pos, ctx, us, m):
-    """QuietCheckBonus for a quiet move that checks directly, else 0: added to its ordering
-    score, and taken off again where the search reads that score as history (LMR, pruning)."""
+    """QuietCheckBonus for a quiet move that checks directly, else 0."""
     bonus = ctx.sp[SP_QUIET_CHECK_BONUS]
     if bonus == 0 or not checks_directly(pos.board, m, pos.st[ST_KING + 1 - us]):
         return 0
     return bonus
+
+
+@jit(inline="always")
+def _ordering_bonus(pos, ctx, us, m, ply):
+    """What a quiet move's ordering score holds beside its history (QuietCheckBonus,
+    LowPlyHistory): added when the quiet moves are scored, and taken off again where the
+    search reads that score as history (LMR, pruning)."""
+    return _check_bonus(pos, ctx, us, m) + low_ply_score(ctx, ctx.sp, ply, m)
+
+
+@jit(inline="always")
+def _has_ordering_bonus(sp, ply):
+    """Whether any of _ordering_bonus's settings is on at `ply`."""
+    return sp[SP_QUIET_CHECK_BONUS] != 0 or (sp[SP_LOW_PLY_HISTORY] != 0 and ply < LOW_PLY)
 
 
 @jit()
@@ -275,9 +288,9 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
             n = generate(pos, moves[start:], GEN_QUIETS, False)
             for i in range(start, start + n):
                 scores[i] = quiet_score(ctx, us, moves[i], conts)
-            if ctx.sp[SP_QUIET_CHECK_BONUS] != 0:
+            if _has_ordering_bonus(ctx.sp, ply):
                 for i in range(start, start + n):
-                    scores[i] += _check_bonus(pos, ctx, us, moves[i])
+                    scores[i] += _ordering_bonus(pos, ctx, us, moves[i], ply)
             pk[PICK_CUR] = start
             pk[PICK_END] = start + n
             pk[PICK_N] = start + n
@@ -288,7 +301,7 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
                 m = pick_next(moves, scores, i, pk[PICK_END])
                 pk[PICK_CUR] = i + 1
                 if not _is_special(pk, m):
-                    pk[PICK_SCORE] = scores[i] - _check_bonus(pos, ctx, us, m)  # history
+                    pk[PICK_SCORE] = scores[i] - _ordering_bonus(pos, ctx, us, m, ply)  # history
                     return m
             pk[PICK_CUR] = pk[PICK_BAD]
             pk[PICK_STAGE] = STAGE_BAD_CAPTURES

@@ -87,7 +87,15 @@ from .tt import (
     BOUND_EXACT,
     EVAL_NONE,
 )
-from .history import NO_CONTINUATION, update_quiet, update_capture, history_bonus, piece_to
+from .history import (
+    NO_CONTINUATION,
+    LOW_PLY,
+    update_quiet,
+    update_low_ply,
+    update_capture,
+    history_bonus,
+    piece_to,
+)
 from .correction import correction, update_correction
 from .movepick import (
     score_moves,
@@ -157,6 +165,7 @@ from .params import (
     SP_QS_MOVE_COUNT,
     SP_QS_EVASION_SEE,
     SP_QS_CHECKS,
+    SP_LOW_PLY_HISTORY,
     SP_SUPERIOR_VALUE,
     SP_CAPTURE_HISTORY,
     SP_CONTINUATION_FAR,
@@ -794,6 +803,10 @@ def _reward_cutoff(ctx, us, m, ply, conts, d_plies, failed, n_failed):
     update_quiet(ctx, us, m, conts, bonus)
     for j in range(n_failed):
         update_quiet(ctx, us, failed[j], conts, -bonus)
+    if ply < LOW_PLY and ctx.sp[SP_LOW_PLY_HISTORY] != 0:
+        update_low_ply(ctx, ply, m, bonus)
+        for j in range(n_failed):
+            update_low_ply(ctx, ply, failed[j], -bonus)
     if ctx.killers[ply, 0] != m:
         ctx.killers[ply, 1] = ctx.killers[ply, 0]
         ctx.killers[ply, 0] = m
@@ -1406,6 +1419,7 @@ def init_root(pos, ctx):
         pick_next(ctx.root_moves, ctx.root_scores, i, n)
     ctx.params[P_ROOT_N] = n
     ctx.params[P_ROOT_PLY] = pos.st[ST_PLY]
+    ctx.low_ply[:] = 0  # a history of this search's plies: the root is a new one
     for i in range(ctx.stack_pt.shape[0]):
         ctx.stack_pt[i] = -1
     for i in range(ctx.stats.shape[0]):

@@ -214,7 +214,9 @@ class Searcher:
         """Forget everything learned: TT and all history tables."""
         self.tt.fill(0)
         for ctx in self._contexts:
-            clear_histories(Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers, ctx.capture))
+            clear_histories(
+                Histories(ctx.butterfly, ctx.continuation, ctx.counter, ctx.killers, ctx.capture, ctx.low_ply)
+            )
             clear_histories(Corrections(ctx.corr_kings, ctx.corr_hands, ctx.corr_cont))
 
     def warmup(self) -> None:
