@@ -173,8 +173,10 @@ def test_quiet_check_bonus_orders_direct_checks_first_and_keeps_their_history():
         scores.append(int(ctx.picker[3, mp.PICK_SCORE]))
     assert set(first) == checking
     assert scores == [0] * len(checking)
-    _, order = _pick_all(sfen, (0, 0))  # QuietCheckBonus 0 (a fresh context)
-    assert set(order[: len(checking)]) != checking
+    ctx.sp[SP_QUIET_CHECK_BONUS] = 0
+    mp.picker_init(ctx, 3, 0, 0, False, 0)
+    order = [int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)) for _ in checking]
+    assert set(order) != checking
 
 
 def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
@@ -182,11 +184,12 @@ def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
     first among the quiet moves, while the score the search reads for LMR and pruning stays
     the history alone; from ply LOW_PLY on, and at 0, the entry is not read."""
     from usi_engine.core.history import LOW_PLY
-    from usi_engine.core.params import SP_LOW_PLY_HISTORY
+    from usi_engine.core.params import SP_LOW_PLY_HISTORY, SP_QUIET_CHECK_BONUS
     from usi_engine.core.types import move_from, move_to
 
     sfen = "4k4/9/9/9/9/9/9/9/4K4 b GS 1"
     arrays, ctx = tree(sfen)
+    ctx.sp[SP_QUIET_CHECK_BONUS] = 0  # the history's order alone, checks or not
     quiets = _generated(arrays, GEN_QUIETS)
     late = quiets[-1]  # the move the plain order gives last
     ctx.sp[SP_LOW_PLY_HISTORY] = 8

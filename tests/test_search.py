@@ -673,7 +673,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("FailLowPriorBonus", 1),
             ("LmrParentLate", 1),
             ("LmrDropNearKing", 1),
-            ("QuietCheckBonus", 16384),
+            ("QuietCheckBonus", 0),
             ("LowPlyHistory", 8),
             ("LmrRootReplies", 1),
             ("QsChecks", 8),
@@ -684,9 +684,9 @@ def test_root_reduction_takes_late_quiet_moves_only():
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,
-    SingularDepth, QsMoveCount, QsEvasionSee and TtValueEval set back to the search before
-    their SPRTs)
-    do reach the search, and the defaults give the default tree again."""
+    SingularDepth, QsMoveCount, QsEvasionSee, TtValueEval and QuietCheckBonus set back to
+    the search before their SPRTs) do reach the search, and the defaults give the default
+    tree again."""
     default = think(searcher, Position(sfen), depth=9).info.nodes
     sp = defaults()
     sp[INDEX[name]] = value
