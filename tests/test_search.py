@@ -16,6 +16,7 @@ from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
 from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
 from core_tree import tree
+from search_settings import search_constants
 from usi_engine.core.history import (
     BUTTERFLY_D,
     CONTINUATION_D,
@@ -688,13 +689,8 @@ def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     the search before their SPRTs) do reach the search, and the defaults give the default
     tree again."""
     default = think(searcher, Position(sfen), depth=9).info.nodes
-    sp = defaults()
-    sp[INDEX[name]] = value
-    searcher.configure(search_params=sp)
-    try:
+    with search_constants(searcher, **{name: value}):
         result = think(searcher, Position(sfen), depth=9)
-    finally:
-        searcher.configure(search_params=defaults())
     changed = result.info.nodes
     assert changed != default
     pos = Position(sfen)  # and the line it finds is legal
@@ -710,14 +706,9 @@ def test_capture_history_learns_only_when_it_orders(searcher):
     think(searcher, Position(sfen), depth=8)
     table = searcher._contexts[0].capture
     assert not table.any()
-    sp = defaults()
-    sp[INDEX["CaptureHistory"]] = 32
-    searcher.configure(search_params=sp)
-    try:
+    with search_constants(searcher, CaptureHistory=32):
         think(searcher, Position(sfen), depth=8)
         assert (searcher._contexts[0].capture > 0).any()
-    finally:
-        searcher.configure(search_params=defaults())
 
 
 # --- transposition table -------------------------------------------------------------------
@@ -964,15 +955,11 @@ def test_searcher_search_params_change_the_tree(searcher):
     """A tuner's values reach every context: other constants, another tree."""
     pos = Position("ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1SP1P1/1PSPP1P1P/1BK1GR3/LN1G3NL b - 1")
     base = think(searcher, pos, depth=7).info.nodes
-    tuned = defaults()
-    tuned[INDEX["FutilityMargin"]] = PARAMS[INDEX["FutilityMargin"]].lo
-    tuned[INDEX["LmpBase"]] = PARAMS[INDEX["LmpBase"]].hi
-    try:
-        searcher.configure(search_params=tuned)
+    futility = PARAMS[INDEX["FutilityMargin"]].lo
+    lmp = PARAMS[INDEX["LmpBase"]].hi
+    with search_constants(searcher, FutilityMargin=futility, LmpBase=lmp) as tuned:
         assert all(list(ctx.sp) == tuned for ctx in searcher._contexts)
         assert think(searcher, pos, depth=7).info.nodes != base
-    finally:
-        searcher.configure(search_params=defaults())
     assert think(searcher, pos, depth=7).info.nodes == base
 
 
@@ -984,14 +971,9 @@ def test_low_ply_history_learns_near_the_root_and_only_in_this_search(searcher):
     think(searcher, Position(sfen), depth=8)
     table = searcher._contexts[0].low_ply
     assert not table.any()
-    sp = defaults()
-    sp[INDEX["LowPlyHistory"]] = 8
-    searcher.configure(search_params=sp)
-    try:
+    with search_constants(searcher, LowPlyHistory=8):
         think(searcher, Position(sfen), depth=8)
         filled = [int(np.count_nonzero(table[ply])) for ply in range(table.shape[0])]
         assert all(count > 0 for count in filled[1:]), filled
         think(searcher, Position(sfen), depth=1)  # a one-ply search has no node below the root
         assert not table[1:].any()
-    finally:
-        searcher.configure(search_params=defaults())

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from usi_engine.core import board as cb
-from usi_engine.core.params import INDEX, defaults
 from usi_engine.core.tt import BOUND_EXACT, store
 from usi_engine.commands import data_file
 from usi_engine.commands.bench import load_positions
 from usi_engine.position import Position
+from search_settings import search_constants
 from usi_engine.search.searcher import SKIP_SIZE, CutoffCounts, IterationInfo, Searcher, helper_skips
 
 MIDGAME = "ln1g1g1nl/1ks2r3/1pppp1bpp/p3spp2/9/P1P1P1PP1/1PSPSP2P/1BK2G1R1/LN1G3NL b - 35"
@@ -152,13 +152,8 @@ def test_a_search_stopped_after_a_fail_high_plays_that_move_with_root_fail_high_
     kw = dict(depth=None, nodes=failed_at + 50, multipv=1)
     played = {}
     for setting in (0, 1):
-        sp = defaults()
-        sp[INDEX["RootFailHighMove"]] = setting
-        searcher.configure(search_params=sp)
-        try:
+        with search_constants(searcher, RootFailHighMove=setting):
             played[setting] = think(searcher, Position(sfen), **kw)
-        finally:
-            searcher.configure(search_params=defaults())
     result, _ = played[0]
     assert result.best == old_move and result.info.bound is None
     result, infos = played[1]
@@ -206,15 +201,12 @@ def _window_depths(searcher, monkeypatch, sfen: str, reduction: int) -> list[tup
         calls.append((depth // cs.ONE_PLY, end))
         return score
 
-    sp = defaults()
-    sp[INDEX["AspirationFailHighReduction"]] = reduction
-    searcher.configure(search_params=sp)
     monkeypatch.setattr(cs, "root_search", recording)
     try:
-        think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
+        with search_constants(searcher, AspirationFailHighReduction=reduction):
+            think(searcher, Position(sfen), depth=8, nodes=None, multipv=1)
     finally:
         monkeypatch.undo()
-        searcher.configure(search_params=defaults())
     iterations, d, previous = [], 0, "exact"
     for depth, end in calls:
         d = d + 1 if previous == "exact" else d  # a window that ended inside starts the next iteration
