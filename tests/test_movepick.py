@@ -179,6 +179,42 @@ def test_quiet_check_bonus_orders_direct_checks_first_and_keeps_their_history():
     assert set(order) != checking
 
 
+def test_quiet_check_see_keeps_the_bonus_for_checks_the_king_cannot_take():
+    """With QuietCheckSee, only the checks that lose nothing come before the other quiet
+    moves: here those the king cannot take, its only piece, because Black's silver on 4c
+    guards the square; a check the king takes for free is ordered by its history alone.
+    Without it, every direct check comes first."""
+    from usi_engine.core.params import SP_QUIET_CHECK_BONUS, SP_QUIET_CHECK_SEE
+
+    sfen = "4k4/9/5S3/9/9/9/9/9/4K4 b GS 1"
+    board = cshogi.Board(sfen)
+    arrays, ctx = tree(sfen)
+    safe, free = set(), set()
+    for m in _generated(arrays, GEN_QUIETS):
+        board.push_usi(move_to_usi(m))
+        if board.is_check():
+            to = move_to_usi(m)[2:4]
+            taken = any(cshogi.move_to_usi(r)[2:4] == to for r in board.legal_moves)
+            (free if taken else safe).add(m)
+        board.pop()
+    assert {move_to_usi(m) for m in safe} == {"G*4b", "G*5b", "S*4b", "S*5b"}
+    assert len(free) >= 4
+
+    def first_picked(n):
+        mp.picker_init(ctx, 3, 0, 0, False, 0)
+        picked = []
+        for _ in range(n):
+            picked.append(int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
+            assert ctx.picker[3, mp.PICK_SCORE] == 0  # the history, without the bonus
+        return set(picked)
+
+    ctx.sp[SP_QUIET_CHECK_BONUS] = 16384
+    ctx.sp[SP_QUIET_CHECK_SEE] = 1
+    assert first_picked(len(safe)) == safe
+    ctx.sp[SP_QUIET_CHECK_SEE] = 0
+    assert first_picked(len(safe) + len(free)) == safe | free
+
+
 def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
     """With LowPlyHistory, a quiet move with a good low-ply entry for the picker's ply comes
     first among the quiet moves, while the score the search reads for LMR and pruning stays

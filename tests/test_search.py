@@ -675,6 +675,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrParentLate", 1),
             ("LmrDropNearKing", 1),
             ("QuietCheckBonus", 0),
+            ("QuietCheckSee", 1),
             ("LowPlyHistory", 8),
             ("LmrRootReplies", 1),
             ("QsChecks", 8),

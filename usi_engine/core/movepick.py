@@ -22,7 +22,13 @@ from .types import (
 )
 from .weights import TYPE_VALUE, HAND_VALUE
 from .history import LOW_PLY, quiet_score, capture_history, low_ply_score
-from .params import SP_CAPTURE_HISTORY, SP_QUIET_CHECK_BONUS, SP_LOW_PLY_HISTORY
+from .params import (
+    SP_CAPTURE_HISTORY,
+    SP_QUIET_CHECK_BONUS,
+    SP_QUIET_CHECK_SEE,
+    SP_QUIET_CHECK_SEE_MARGIN,
+    SP_LOW_PLY_HISTORY,
+)
 from .attacks import piece_attacks
 from .board import ST_KING
 from .see import see
@@ -121,9 +127,14 @@ def checks_directly(board, m, eksq):
 
 @jit(inline="always")
 def _check_bonus(pos, ctx, us, m):
-    """QuietCheckBonus for a quiet move that checks directly, else 0."""
-    bonus = ctx.sp[SP_QUIET_CHECK_BONUS]
+    """QuietCheckBonus for a quiet move that checks directly (with QuietCheckSee, only if
+    SEE says it loses at most QuietCheckSeeMargin), else 0.  The quiet stage asks twice, when
+    it scores the move and when it hands it out, so this must not depend on anything else."""
+    sp = ctx.sp
+    bonus = sp[SP_QUIET_CHECK_BONUS]
     if bonus == 0 or not checks_directly(pos.board, m, pos.st[ST_KING + 1 - us]):
+        return 0
+    if sp[SP_QUIET_CHECK_SEE] != 0 and see(pos.board, m, ctx.see_buf) < -sp[SP_QUIET_CHECK_SEE_MARGIN]:
         return 0
     return bonus
 
