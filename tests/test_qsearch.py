@@ -67,6 +67,42 @@ def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
     assert cs.qsearch(arrays, ctx, stand_pat - 11, stand_pat - 10, 0, 0) == stand_pat
 
 
+# Black to move and a rook down; Rx9e wins White's rook back, but White then mates by
+# G*1h (the silver on 2g guards it; the gold covers 2h and 2i): no capture answers the drop
+MATE_AFTER_CAPTURE = "4k4/9/9/9/r8/9/7s1/9/R7K b g 1"
+
+
+@pytest.mark.parametrize("first_ply_only", [0, 1])
+def test_mate_in_one_probe_below_the_first_ply_unless_qs_mate1_first_ply(first_ply_only):
+    """The probe sees White's mate one ply below the quiescence search's first, where Rx9e
+    would otherwise look like a rook won: Black stands pat.  With QsMate1FirstPly the probe
+    runs at the first ply only, and the capture counts as a gain; at the first ply itself
+    the probe runs either way."""
+    from usi_engine.core import tt as ctt
+    from usi_engine.core.params import defaults, INDEX
+    from usi_engine.position import move_to_usi
+    from core_tree import tree
+
+    sp = defaults()
+    sp[INDEX["QsMate1FirstPly"]] = first_ply_only
+    arrays, ctx = tree(MATE_AFTER_CAPTURE, QS_MATE1=1)
+    cs.set_search_params(ctx, sp)
+    v = int(cs.qsearch(arrays, ctx, -INF, INF, 0, 1))
+    best = move_to_usi(int(ctx.pv[0, 0])) if ctx.pv_len[0] > 0 else None
+    arrays, ctx = tree(MATE_AFTER_CAPTURE, QS_MATE1=0)
+    blind = int(cs.qsearch(arrays, ctx, -INF, INF, 0, 1))
+    assert blind > 0  # without any probe the rook is won
+    if first_ply_only:
+        assert v == blind and best == "9i9e"
+    else:
+        assert v < 0, v  # a rook down, standing pat
+    # White to move at the first ply finds its mate at once, whatever the setting
+    white = MATE_AFTER_CAPTURE.replace(" b g ", " w g ")
+    arrays, ctx = tree(white, QS_MATE1=1)
+    cs.set_search_params(ctx, sp)
+    assert int(cs.qsearch(arrays, ctx, -INF, INF, 0, 1)) == ctt.VALUE_MATE - 1
+
+
 # Black to move, not in check, no capture on the board: N*4c checks the king on 5a and
 # forks the rook on 3a, and no White piece reaches 4c, so SEE loses nothing
 FORK_BY_DROP = "4k1r2/9/9/9/9/9/9/9/4K4 b N 1"

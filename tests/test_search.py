@@ -679,6 +679,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LowPlyHistory", 8),
             ("LmrRootReplies", 1),
             ("QsChecks", 8),
+            ("QsMate1FirstPly", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]]

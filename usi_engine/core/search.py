@@ -162,6 +162,7 @@ from .params import (
     SP_PRUNE_LMR_DEPTH,
     SP_LMR_HISTORY_DIV,
     SP_DELTA_MARGIN,
+    SP_QS_MATE1_FIRST_PLY,
     SP_QS_MOVE_COUNT,
     SP_QS_EVASION_SEE,
     SP_QS_CHECKS,
@@ -409,7 +410,8 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
     QsEvasionSee, not the losing quiet ones once the king is safe); and, below beta, a mate
     in one (P_QS_MATE1), the king attack a stand pat would miss.  `first` is 1 at the
     quiescence search's first ply, the one a full-width node of depth 0 enters (QsChecks
-    searches quiet checks there), and 0 below it; as in `search`, a typed value, never a
+    searches quiet checks there, and with QsMate1FirstPly only it looks for a mate in one),
+    and 0 below it; as in `search`, a typed value, never a
     literal."""
     NOT_FIRST = np.int64(0)
     ctx.stats[S_NODES] += 1
@@ -451,7 +453,7 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
             return stand_pat
         # a mate in one is the attack standing pat would miss (only below beta: above, the
         # stand-pat cutoff holds whatever a mate adds)
-        if ctx.params[P_QS_MATE1]:
+        if ctx.params[P_QS_MATE1] and (first != 0 or ctx.sp[SP_QS_MATE1_FIRST_PLY] == 0):
             m = mate_in_1(pos, ctx.mate_buf)
             if m != 0:
                 return _mate_in_1_found(ctx, key, m, ply, raw, 0, tt_was_pv)
