@@ -413,8 +413,7 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
     in one (P_QS_MATE1), the king attack a stand pat would miss.  `first` is 1 at the
     quiescence search's first ply, the one a full-width node of depth 0 enters (QsChecks
     searches quiet checks there, and with QsMate1FirstPly only it looks for a mate in one),
-    and 0 below it; as in `search`, a typed value, never a
-    literal."""
+    and 0 below it; as in `search`, a typed value, never a literal."""
     NOT_FIRST = np.int64(0)
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
