@@ -203,29 +203,6 @@ def test_mate_in_1_store_keeps_no_fake_eval():
     assert cs.qsearch(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0) >= evaluate(arrays)
 
 
-@pytest.mark.parametrize("mate3_depth", [0, 6, 9])
-def test_mate3_depth_ends_a_node_with_a_mate_in_three_before_its_moves(mate3_depth):
-    """With Mate3Depth at or below the node's depth, the probe ends the node at once with
-    the mate in three (one node, the check in the TT and the PV), the Mate1Ply switch off;
-    above it, or at 0 (the default), the moves are searched and the tree finds the mate."""
-    sfen = "7kl/9/6P1p/9/9/9/9/9/4K4 b GS 1"  # no mate in 1; cshogi: mate in 3
-    arrays, ctx = tree(sfen)  # the Mate1Ply switch off, as by default
-    sp = defaults()
-    sp[INDEX["Mate3Depth"]] = mate3_depth
-    cs.set_search_params(ctx, sp)
-    ctx.stack_pt[0] = 0  # as if a real move led here
-    v = cs.search(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
-    assert v == ctt.VALUE_MATE - 4  # mate in 3 from ply 1
-    probed = mate3_depth != 0 and mate3_depth <= 8
-    assert (ctx.stats[cs.S_NODES] == 1) == probed
-    if probed:
-        hit, m1, _m2, _v, _ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
-        assert hit and bound == ctt.BOUND_EXACT and int(ctx.pv[1, 1]) == int(m1)
-        board = shogi.Board(sfen)
-        board.push_usi(move_to_usi(int(m1)))
-        assert board.is_check()
-
-
 def _walk(arrays, ctx, usi_moves):
     """Play king moves ('null': a pass) from the root, as the tree does."""
     for ply, usi in enumerate(usi_moves):

@@ -31,7 +31,7 @@ from .search import (
     _capture_stats,
     _game_ply_limit,
     _learn_correction,
-    _mate_found,
+    _mate_in_1_found,
     _repetition_score,
     _reward_cutoff,
     late_move_reduction,
@@ -41,7 +41,7 @@ from .search import (
 # the engine's own compile asks for no other signature of them)
 LATE_CALLEES = (
     mate_in_1,
-    _mate_found,
+    _mate_in_1_found,
     _game_ply_limit,
     picker_next,
     shallow_order_begin,
@@ -65,7 +65,7 @@ def late_callees(pos, ctx):
     us = pos.st[ST_SIDE]
     key = pos.keys[pos.st[ST_PLY]]  # unsigned, as the search's TT key
     m = mate_in_1(pos, ctx.mate_buf)
-    v = _mate_found(ctx, key, m, ply, ply, np.int64(0), np.int64(0), m > 0)
+    v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0), m > 0)
     v += _game_ply_limit(pos, ctx, ply)
     m = picker_next(pos, ctx, ply, us, NO_CONTINUATION, v > 0)
     shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, NO_CONTINUATION)

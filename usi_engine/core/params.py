@@ -41,7 +41,6 @@ PARAMS: tuple[Param, ...] = (
     Param("ProbCutMargin", 200, 50, 500, 20, "ProbCut: a capture that beats beta + this in a search 4 plies shallower cuts off"),
     Param("IirDepth", 4, 2, 10, 1, "internal iterative reduction from this depth (plies)"),
     Param("Mate1Depth", 4, 1, 10, 1, "mate-in-1 probe from this depth (plies), when Mate1Ply is on"),
-    Param("Mate3Depth", 0, 0, 16, 1, "nodes of this depth (plies) or more, not in check and not in the TT, look for a mate in one and then in three (a check every reply to which is met by a mate in one, mate_in_3) before their moves, whatever the Mate1Ply switch says, as Gikou searches a short mate at every node: a shogi attack is a run of checks that a search may reduce away (0: off; 4 measured -65.0 +- 59.2 Elo in 146 games, docs/bench.md)"),
     Param("SingularDepth", 6, 0, 12, 1, "singular extension of the TT move from this depth (plies; 0: off)"),
     Param("SingularMargin", 2, 0, 16, 1, "singular extension: the other moves searched against TT value - margin*depth"),
     Param("SingularExtra", 0, 0, 2, 1, "plies more than one for a singular TT move at a non-PV node; Stockfish and YaneuraOu give a quiet one two more and a capture one or two (0: one ply in all; 2 scored 19.2% against YaneuraOu at 100,000 nodes a move in 60 games, the defaults 16.7%; no SPRT yet, docs/bench.md)"),

@@ -109,7 +109,7 @@ from .movepick import (
     PICK_SCORE,
     PICK_CUR,
 )
-from .short_mate import mate_in_1, mate_in_3
+from .short_mate import mate_in_1
 from .see import see
 from .params import (
     SP_RAZOR_MARGIN,
@@ -130,7 +130,6 @@ from .params import (
     SP_PROB_CUT_DEPTH,
     SP_PROB_CUT_MARGIN,
     SP_MATE1_DEPTH,
-    SP_MATE3_DEPTH,
     SP_SINGULAR_DEPTH,
     SP_SINGULAR_EXTRA,
     SP_SINGULAR_MARGIN,
@@ -362,10 +361,9 @@ def _update_pv(ctx, ply, m):
 
 
 @jit()
-def _mate_found(ctx, key, m, ply, plies, raw, depth, was_pv):
-    """The score of a node whose move `m` mates in `plies` (1: at once; 3: every reply is
-    met by a mate in one): stored as exact, and the PV (m alone)."""
-    v = mate_in(ply + plies)
+def _mate_in_1_found(ctx, key, m, ply, raw, depth, was_pv):
+    """The score of a node whose move `m` mates at once: stored as exact, and the PV."""
+    v = mate_in(ply + 1)
     store(ctx.tt, key, m, value_to_tt(v, ply), raw, depth, BOUND_EXACT, ctx.params[P_GENERATION], was_pv)
     ctx.pv_len[ply + 1] = ply + 1
     _update_pv(ctx, ply, m)
@@ -457,7 +455,7 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
         if ctx.params[P_QS_MATE1] and (first != 0 or ctx.sp[SP_QS_MATE1_FIRST_PLY] == 0):
             m = mate_in_1(pos, ctx.mate_buf)
             if m != 0:
-                return _mate_found(ctx, key, m, ply, 1, raw, 0, tt_was_pv)
+                return _mate_in_1_found(ctx, key, m, ply, raw, 0, tt_was_pv)
         if stand_pat > alpha:
             alpha = stand_pat
         best = stand_pat
@@ -923,16 +921,11 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
 
     # ---- 3. before the moves: a mate in one, the static evaluation, and the pruning it
     # allows (razoring, reverse futility, null move, ProbCut)
-    # a mate in one (with Mate3Depth, in three) ends the node at once (the TT remembers it)
-    mate3 = sp[SP_MATE3_DEPTH] != 0 and d_plies >= sp[SP_MATE3_DEPTH]
-    if not in_check and not hit and (mate3 or (params[P_MATE1] and d_plies >= sp[SP_MATE1_DEPTH])):
+    # a mate in one ends the node at once (the TT remembers it)
+    if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
         m = mate_in_1(pos, ctx.mate_buf)
         if m != 0:
-            return _mate_found(ctx, key, m, ply, 1, EVAL_NONE, depth, tt_pv)
-        if mate3:
-            m = mate_in_3(pos, ctx.mate_buf)
-            if m != 0:
-                return _mate_found(ctx, key, m, ply, 3, EVAL_NONE, depth, tt_pv)
+            return _mate_in_1_found(ctx, key, m, ply, EVAL_NONE, depth, tt_pv)
 
     # static evaluation and the pruning it allows
     raw = EVAL_NONE

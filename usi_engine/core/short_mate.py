@@ -1,8 +1,8 @@
 """Exact short mates for the main search, in numba: `mate_in_1`, which the search probes at
 interior nodes (Mate1Ply) and quiescence nodes below beta (Mate1PlyQuiescence), and
-`mate_in_3` (every reply met by a mate in one), which it probes from Mate3Depth on.
-Pawn-drop mate is excluded by the move generator, so a mate that needs it is not found.
-The solver behind `go mate` is df-pn, in dfpn.py.
+`mate_in_3` (every reply met by a mate in one), checked by the tests.  Pawn-drop mate is
+excluded by the move generator, so a mate that needs it is not found.  The solver behind
+`go mate` is df-pn, in dfpn.py.
 
 Scratch buffers: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an int32 array of at
 least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
