@@ -51,36 +51,70 @@ def test_white_recaptures_promote_in_whites_zone():
     assert see(pos.arrays.board, m, np.zeros(SEE_BUF, np.int64)) == P - (P + promo)
 
 
-def test_least_valuable_attacker_on_random_positions():
-    # against every attacker found by piece_attacks: the same cheapest value (the pawn is
-    # looked for first, on the one square it can attack from)
-    from usi_engine.core.see import _least_valuable_attacker
-    from usi_engine.core.attacks import piece_attacks
-    from usi_engine.core.types import color_of, type_of
+def _reference_see(board, m):
+    """The exchange played out on a copy of the board, every attacker found afresh by
+    piece_attacks (x-rays appear as pieces leave): the cheapest goes first, among equals the
+    one on the first line in direction order from the square, then a knight."""
+    from usi_engine.core.attacks import piece_attacks, LINE_DIR
+    from usi_engine.core.see import capture_value, _in_zone
+    from usi_engine.core.types import color_of, type_of, move_to, move_from, moved_piece
+    from usi_engine.core.types import is_promotion
 
+    b = board.copy()
+    to, frm, piece = int(move_to(m)), int(move_from(m)), int(moved_piece(m))
+    t = type_of(piece)
+    gains = [capture_value(type_of(int(b[to]))) if b[to] else 0]
+    if is_promotion(m):
+        gains[0] += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
+        t += PROMOTED
+    if frm < 81:
+        b[frm] = 0
+    on_to, side = capture_value(t), 1 - color_of(piece)
+    while True:
+        attackers = [
+            (TYPE_VALUE[type_of(int(b[s]))], LINE_DIR[to, s] if LINE_DIR[to, s] >= 0 else 8, s)
+            for s in range(81)
+            if s != to and b[s] and color_of(int(b[s])) == side and piece_attacks(b, s, int(b[s]), to)
+        ]
+        if not attackers:
+            break
+        _, _, s = min(attackers)
+        a = type_of(int(b[s]))
+        gain = on_to
+        if a < GOLD and (_in_zone(side, to) or _in_zone(side, s)):
+            gain += TYPE_VALUE[a + PROMOTED] - TYPE_VALUE[a]
+            a += PROMOTED
+        gains.append(gain - gains[-1])
+        b[s] = 0
+        on_to, side = capture_value(a), 1 - side
+        if max(-gains[-2], gains[-1]) < 0:
+            break
+    for d in range(len(gains) - 1, 0, -1):
+        gains[d - 1] = -max(-gains[d - 1], gains[d])
+    return gains[0]
+
+
+def test_see_agrees_with_a_plain_exchange_on_random_positions():
+    # every legal move of positions from random games, against the exchange played out on
+    # a copy of the board; the board itself is left as it was
     cshogi = pytest.importorskip("cshogi")
     rng = np.random.default_rng(5)
-    pawns = 0
-    for game in range(12):
+    buf = np.zeros(SEE_BUF, np.int64)
+    exchanges = 0
+    for game in range(40):
         board = cshogi.Board()
-        for _ in range(int(rng.integers(30, 110))):
+        for _ in range(int(rng.integers(30, 140))):
             moves = list(board.legal_moves)
             if not moves or board.is_game_over():
                 break
             board.push(moves[int(rng.integers(len(moves)))])
-        b = Position(board.sfen()).arrays.board
-        for to in range(81):
-            for side in (0, 1):
-                values = [
-                    TYPE_VALUE[type_of(int(b[s]))]
-                    for s in range(81)
-                    if b[s] != 0 and color_of(int(b[s])) == side and piece_attacks(b, s, int(b[s]), to)
-                ]
-                sq, p = _least_valuable_attacker(b, to, side)
-                if not values:
-                    assert sq == -1, (board.sfen(), to, side)
-                    continue
-                assert piece_attacks(b, sq, int(p), to) and b[sq] == p
-                assert TYPE_VALUE[type_of(int(p))] == min(values), (board.sfen(), to, side)
-                pawns += type_of(int(p)) == PAWN
-    assert pawns > 50
+        pos = Position(board.sfen())
+        b = pos.arrays.board
+        before = b.copy()
+        for move in pos.legal_moves():
+            m = pos.parse_move(str(move))
+            value = see(b, m, buf)
+            assert value == _reference_see(b, m), (board.sfen(), str(move))
+            exchanges += value != 0
+        assert (b == before).all()
+    assert exchanges > 300

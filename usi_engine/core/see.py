@@ -4,14 +4,14 @@ can promote (the moving piece, or any recapturer whose path touches the promotio
 
 The exchange on the destination square is played out with the least valuable attacker each
 time; sliders behind a piece that captured join in (x-rays).  Pins and drops are ignored: a
-drop cannot capture.  Squares of pieces that already took part are marked on the board with
-SEE_GONE for the duration of the call and restored before it returns.
+drop cannot capture.  The eight lines through the square are walked once, to the first piece
+on each; when that piece takes part, only its line is walked on, to the piece behind it.
+Among equally valuable attackers the first line in direction order goes first, then the
+knights.  The board is only read.
 """
 
 from .types import (
     jit,
-    BLACK,
-    PAWN,
     KING,
     GOLD,
     PROMOTED,
@@ -24,14 +24,15 @@ from .types import (
     make_piece,
     color_of,
     type_of,
-    file_of,
 )
 from .attacks import RAY, RAY_LEN, OPPOSITE, NEAR_MASK, SLIDE_MASK, KNIGHT_TO
 from .weights import TYPE_VALUE, HAND_VALUE
 
-SEE_GONE = 64  # flag on a board square: its piece already went to the exchange
-SEE_BUF = 128  # scratch: gains in [0, 64), marked squares in [64, 128)
+SEE_BUF = 128  # scratch: the swap list's gains in [0, _MAX_SWAPS), the lines in [_LINES, +8)
 _MAX_SWAPS = 60
+_LINES = 64  # buf[_LINES + d]: index k of the next piece on the line from `to` in direction d, -1 if none
+_NO_ATTACKER = -1
+_KNIGHT_SLOT = 8  # _cheapest_attacker's answer for the knight on KNIGHT_TO[1 - side, to, i]: 8 + i
 
 
 @jit(inline="always")
@@ -48,46 +49,51 @@ def _in_zone(color, sq):
     return r <= 2 if color == 0 else r >= 6
 
 
-@jit()
-def _least_valuable_attacker(board, to, side):
-    """(square, piece) of side's cheapest piece attacking `to`, (-1, 0) if none.  Squares
-    marked SEE_GONE count as empty."""
-    # a pawn, the cheapest piece there is, can attack from one square only: look there first
-    behind = to + (1 if side == BLACK else -1)  # one rank nearer `side`
-    pawn = make_piece(PAWN, side)
-    if file_of(behind) == file_of(to) and board[behind] == pawn:  # not marked SEE_GONE
-        return behind, pawn
-    best_sq = -1
-    best_p = 0
+@jit(inline="always")
+def _next_piece(board, to, d, k, frm):
+    """Index of the first piece from the k-th square on the line from `to` in direction d,
+    or -1; the square `frm`, which the capturing piece left, counts as empty."""
+    n = RAY_LEN[to, d]
+    while k < n:
+        s = RAY[to, d, k]
+        if board[s] != 0 and s != frm:
+            return k
+        k += 1
+    return -1
+
+
+@jit(inline="always")
+def _cheapest_attacker(board, to, side, buf, knights_gone):
+    """Of side's pieces that attack `to` now: the line (0-7) of the cheapest, or
+    _KNIGHT_SLOT + i for its knight on KNIGHT_TO[1 - side, to, i], or _NO_ATTACKER.
+    Only the first piece on each line (buf[_LINES + d]) can attack; bit 2 * side + i of
+    `knights_gone` marks a knight that has taken part."""
+    best = _NO_ATTACKER
     best_v = 1 << 30
     for d in range(8):
-        bit = 1 << OPPOSITE[d]
-        for k in range(RAY_LEN[to, d]):
-            s = RAY[to, d, k]
-            p = board[s]
-            if p == 0 or p & SEE_GONE:
-                continue
-            if color_of(p) == side and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) & bit):
-                v = TYPE_VALUE[type_of(p)]
-                if v < best_v:
-                    best_v = v
-                    best_sq = s
-                    best_p = p
-            break
-    knight = make_piece(KNIGHT, side)
+        k = buf[_LINES + d]
+        if k < 0:
+            continue
+        p = board[RAY[to, d, k]]
+        if color_of(p) == side and ((NEAR_MASK[p] if k == 0 else SLIDE_MASK[p]) >> OPPOSITE[d]) & 1:
+            v = TYPE_VALUE[type_of(p)]
+            if v < best_v:
+                best_v = v
+                best = d
     if TYPE_VALUE[KNIGHT] < best_v:
+        knight = make_piece(KNIGHT, side)
         for i in range(2):
             s = KNIGHT_TO[1 - side, to, i]
-            if s >= 0 and board[s] == knight:
-                return s, knight
-    return best_sq, best_p
+            if s >= 0 and board[s] == knight and not (knights_gone >> (2 * side + i)) & 1:
+                return _KNIGHT_SLOT + i
+    return best
 
 
 @jit()
 def see(board, m, buf):
     """Material balance of move m for the side making it after the exchange on its
-    destination (board + hand values), both sides stopping whenever that pays.  The
-    board is restored before returning; buf is int64[SEE_BUF] scratch."""
+    destination (board + hand values), both sides stopping whenever that pays.  buf is
+    int64[SEE_BUF] scratch."""
     to = move_to(m)
     frm = move_from(m)
     piece = moved_piece(m)
@@ -100,34 +106,37 @@ def see(board, m, buf):
         t += PROMOTED
     buf[0] = gain0
     on_to = capture_value(t)
-    marked = 0
-    if frm < 81:
-        board[frm] |= SEE_GONE
-        buf[64] = frm
-        marked = 1
+    for d in range(8):
+        buf[_LINES + d] = _next_piece(board, to, d, 0, frm)
+    knights_gone = 0
+    for i in range(2):  # our knight that made the move is gone already
+        if KNIGHT_TO[1 - us, to, i] == frm:
+            knights_gone |= 1 << (2 * us + i)
     side = 1 - us
-    d = 0
-    while d < _MAX_SWAPS:
-        s, p = _least_valuable_attacker(board, to, side)
-        if s < 0:
+    n = 0
+    while n < _MAX_SWAPS:
+        slot = _cheapest_attacker(board, to, side, buf, knights_gone)
+        if slot == _NO_ATTACKER:
             break
-        d += 1
-        a = type_of(p)
+        if slot >= _KNIGHT_SLOT:
+            s = KNIGHT_TO[1 - side, to, slot - _KNIGHT_SLOT]
+            knights_gone |= 1 << (2 * side + slot - _KNIGHT_SLOT)
+        else:
+            k = buf[_LINES + slot]
+            s = RAY[to, slot, k]
+            buf[_LINES + slot] = _next_piece(board, to, slot, k + 1, frm)  # what stood behind it
+        n += 1
+        a = type_of(board[s])
         gain = on_to
         if a < GOLD and (_in_zone(side, to) or _in_zone(side, s)):  # recapture and promote
             gain += TYPE_VALUE[a + PROMOTED] - TYPE_VALUE[a]
             a += PROMOTED
-        buf[d] = gain - buf[d - 1]
-        board[s] |= SEE_GONE
-        buf[64 + marked] = s
-        marked += 1
+        buf[n] = gain - buf[n - 1]
         on_to = capture_value(a)
         side = 1 - side
-        if max(-buf[d - 1], buf[d]) < 0:
+        if max(-buf[n - 1], buf[n]) < 0:
             break
-    while d > 0:
-        buf[d - 1] = -max(-buf[d - 1], buf[d])
-        d -= 1
-    for i in range(marked):
-        board[buf[64 + i]] &= ~SEE_GONE
+    while n > 0:
+        buf[n - 1] = -max(-buf[n - 1], buf[n])
+        n -= 1
     return buf[0]
