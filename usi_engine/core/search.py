@@ -461,7 +461,12 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
         best = stand_pat
     moves = ctx.moves[ply]
     scores = ctx.scores[ply]
-    n = generate(pos, moves, GEN_ALL if in_check else GEN_CAPTURES, False)
+    # each mode a constant: numba compiles generate once per constant mode, without the
+    # other modes' branches (a mode chosen at run time took a slower, generic copy)
+    if in_check:
+        n = generate(pos, moves, GEN_ALL, False)
+    else:
+        n = generate(pos, moves, GEN_CAPTURES, False)
     if in_check and n == 0:
         return mated_in(ply)
     score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
