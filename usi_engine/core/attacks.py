@@ -149,6 +149,30 @@ def is_attacked(board, sq, by):
 
 
 @jit()
+def attacker_of(board, sq, by):
+    """The square of a piece of colour `by` that attacks `sq` (the first found), or -1."""
+    for d in range(8):
+        bit = 1 << OPPOSITE[d]
+        for k in range(RAY_LEN[sq, d]):
+            s = RAY[sq, d, k]
+            p = board[s]
+            if p != 0:
+                if color_of(p) == by:
+                    if k == 0:
+                        if NEAR_MASK[p] & bit:
+                            return s
+                    elif SLIDE_MASK[p] & bit:
+                        return s
+                break
+    knight = make_piece(KNIGHT, by)
+    for i in range(2):
+        s = KNIGHT_TO[1 - by, sq, i]
+        if s >= 0 and board[s] == knight:
+            return s
+    return -1
+
+
+@jit()
 def count_checkers(board, ksq, by):
     """Number of `by` pieces attacking `ksq` (capped at 2) and the square of the last one found."""
     n = 0

@@ -14,7 +14,7 @@ from numba import int32
 from .types import jit, MAX_MOVES, is_drop, move_to, move_from, moved_piece_after, color_of
 from .attacks import (
     is_attacked,
-    count_checkers,
+    attacker_of,
     piece_attacks,
     attacks_along,
     RAY,
@@ -92,8 +92,8 @@ def _king_escapes(board, m, eksq, us, free):
             board[to] = captured
             if not drop:
                 board[frm] = moving
-            n, attacker = count_checkers(board, e, us)
-            free[d] = attacker if n > 0 else ESCAPE_FREE
+            a = attacker_of(board, e, us)  # any attacker will do (see above)
+            free[d] = a if a >= 0 else ESCAPE_FREE
             if not drop:
                 board[frm] = 0
             board[to] = after
