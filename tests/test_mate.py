@@ -257,6 +257,52 @@ def test_king_escapes_with_its_memory_agrees_with_playing_the_check():
     assert tried > 500 and 0 < escapes < tried
 
 
+# mates in one where the moved piece alone could not take away every square the king could
+# step to: a line of ours that the move opens covers one of them or gives the check (the
+# first three from random play)
+OPENED_LINE_MATES = [
+    "1k7/2ns2+L2/LPn3G2/4S4/ppP5g/2pGP4/s2P2+r1N/4K3L/r1b5L w B2Pgsn9p 154",
+    "1ns4BR/l1bgk4/2pp2G2/p8/2GSpspg1/9/PP1S1P1p1/4K2+l1/1N1LP4 b RL4P2n4p 99",
+    "9/1k1G2p2/5p3/B7b/6S2/1s3S3/4l1K2/R1P2N3/+n7S b RGN3L10P2gn5p 197",
+    # the dragon steps off the bishop's line and mates without checking itself
+    "5k3/3+B5/3+R5/9/9/B8/9/9/6K2 b SG 1",
+]
+
+
+def _first_look(sfen):
+    """mate_in_1's look before it generates any check: (no mate possible?, the types of
+    piece that could take the king's free squares, the types we could move or drop)."""
+    a = Position(sfen).arrays
+    us = int(a.st[cb.ST_SIDE])
+    eksq = int(a.st[cb.ST_KING + 1 - us])
+    before = a.board.copy()
+    free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
+    hopeless = cm._escapes_stay_open(a.board, a.hands, eksq, us, free)
+    assert (a.board == before).all(), sfen  # the king is put back
+    open_mask = sum(1 << d for d in range(8) if free[d] == cm.ESCAPE_FREE)
+    return hopeless, cm.COVERABLE[us, eksq, open_mask], cm._types_at_hand(a.board, a.hands, us)
+
+
+def test_no_mate_in_1_where_the_first_look_says_so():
+    # every position it rules out has no mating move (cshogi, move by move); it rules out a
+    # good share; the opened-line mates are kept although no piece type could do it alone
+    ruled_out = 0
+    positions = random_positions(400, 31)
+    for sfen in positions:
+        hopeless, _, _ = _first_look(sfen)
+        if hopeless:
+            ruled_out += 1
+            assert not brute_mate_in_1(cshogi.Board(sfen)), sfen
+    assert ruled_out > len(positions) // 10
+    buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
+    for sfen in OPENED_LINE_MATES:
+        hopeless, types, at_hand = _first_look(sfen)
+        assert types & at_hand == 0 and not hopeless, sfen
+        assert move_to_usi(int(cm.mate_in_1(Position(sfen).arrays, buf))) in brute_mate_in_1(
+            cshogi.Board(sfen)
+        )
+
+
 def test_mate_in_1_and_3_on_random_positions(solver):
     buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
     ones = threes = 0

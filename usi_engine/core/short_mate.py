@@ -9,9 +9,26 @@ least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
 """
 
 import numba
+import numpy as np
 from numba import int32
 
-from .types import jit, MAX_MOVES, is_drop, move_to, move_from, moved_piece_after, color_of
+from .types import (
+    jit,
+    MAX_MOVES,
+    NSQ,
+    PAWN,
+    KNIGHT,
+    GOLD,
+    KING,
+    PROMOTED,
+    is_drop,
+    move_to,
+    move_from,
+    moved_piece_after,
+    color_of,
+    make_piece,
+    type_of,
+)
 from .attacks import (
     is_attacked,
     attacker_of,
@@ -21,6 +38,11 @@ from .attacks import (
     RAY_LEN,
     LINE_DIR,
     LINE_DIST,
+    OPPOSITE,
+    STEP_MASK,
+    SLIDE_MASK,
+    KNIGHT_TO,
+    line_blockers,
 )
 from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING
 from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
@@ -36,17 +58,67 @@ ESCAPE_UNKNOWN = -2  # not looked at yet
 ESCAPE_FREE = -1  # none of our pieces attacks it
 
 
+def _reach(piece, sq):
+    """The squares `piece` on `sq` attacks with every line open."""
+    if type_of(piece) == KNIGHT:
+        return {int(s) for s in KNIGHT_TO[color_of(piece), sq] if s >= 0}
+    squares = set()
+    for d in range(8):
+        if (STEP_MASK[piece] >> d) & 1 and RAY_LEN[sq, d] > 0:
+            squares.add(int(RAY[sq, d, 0]))
+        if (SLIDE_MASK[piece] >> d) & 1:
+            squares.update(int(s) for s in RAY[sq, d, : RAY_LEN[sq, d]])
+    return squares
+
+
+def _build_coverable():
+    """COVERABLE[us, ksq, mask]: the piece types (bit t for type t) of which one piece of
+    colour `us` could stand on a square from which it checks a king on ksq and attack each
+    of the king's neighbours in `mask` (bit d: the neighbour in direction d), standing on
+    none of them.  Every line counts as open and the king as lifted: more than any board
+    allows, so a type missing here cannot take all those squares away in one move."""
+    table = np.zeros((2, NSQ, 256), dtype=np.int64)
+    masks = np.arange(256)
+    for us in range(2):
+        reach = {}
+        for t in range(1, 15):
+            if t != KING:
+                p = make_piece(t, us)
+                reach.update({(p, sq): _reach(p, sq) for sq in range(NSQ)})
+        for ksq in range(NSQ):
+            near = [int(RAY[ksq, d, 0]) if RAY_LEN[ksq, d] else -1 for d in range(8)]
+            placements = set()  # (type, neighbours attacked, neighbour stood on)
+            for (p, sq), squares in reach.items():
+                if ksq in squares:
+                    covered = sum(1 << d for d in range(8) if near[d] in squares)
+                    standing = sum(1 << d for d in range(8) if near[d] == sq)
+                    placements.add((type_of(p), covered, standing))
+            for t, covered, standing in placements:
+                fits = ((covered & masks) == masks) & ((standing & masks) == 0)
+                table[us, ksq] |= np.where(fits, 1 << t, 0)
+    return table
+
+
+COVERABLE = _build_coverable()
+
+
 @jit(int32(POS_TYPE, int32[::1]))
 def mate_in_1(pos, buf):
-    """A checking move after which the opponent has no legal move, or 0.
+    """A checking move after which the opponent has no legal move, or 0; the first such
+    move in generate_checks' order.  The king's neighbours are looked at before any check
+    is generated (_escapes_stay_open).
     `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
     checks = buf[:MAX_MOVES]
     free = buf[MAX_MOVES : MAX_MOVES + 8]
-    n = generate_checks(pos, checks)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
+    if eksq < 0:
+        return 0
     for d in range(8):
         free[d] = ESCAPE_UNKNOWN
+    if _escapes_stay_open(pos.board, pos.hands, eksq, us, free):
+        return 0
+    n = generate_checks(pos, checks)
     for i in range(n):
         m = checks[i]
         if _king_escapes(pos.board, m, eksq, us, free):
@@ -57,6 +129,83 @@ def mate_in_1(pos, buf):
         if mated:
             return m
     return 0
+
+
+@jit()
+def _escapes_stay_open(board, hands, eksq, us, free):
+    """True when no move of ours can take away every square the king could step to: then
+    there is no mate in one, and no check needs to be generated.  Fills `free` for every
+    neighbour the king's own pieces leave open.  A neighbour none of our pieces attacks
+    (the king lifted) can be taken away only by the moved piece, or by a line of ours that
+    the move opens.  With no such line and no discovered check, the moved piece must check
+    and reach all of them (COVERABLE, for the types we could move or drop), and it cannot
+    stand on one: the king would take it.  This rules out about a third of the quiescence
+    search's probes in the bench's positions."""
+    king = board[eksq]
+    board[eksq] = 0
+    open_mask = 0
+    for d in range(8):
+        if RAY_LEN[eksq, d] == 0:
+            continue
+        e = RAY[eksq, d, 0]
+        q = board[e]
+        if q != 0 and color_of(q) != us:
+            continue  # one of the king's own pieces stands there
+        a = attacker_of(board, e, us)
+        free[d] = a if a >= 0 else ESCAPE_FREE
+        if a < 0:
+            open_mask |= 1 << d
+    types = COVERABLE[us, eksq, open_mask]
+    hopeless = (
+        (types == 0 or types & _types_at_hand(board, hands, us) == 0)
+        and line_blockers(board, eksq, us, us) == 0
+        and not _line_opens_onto(board, eksq, open_mask, us)
+    )
+    board[eksq] = king
+    return hopeless
+
+
+@jit()
+def _types_at_hand(board, hands, us):
+    """The piece types (bit t for type t) one move of ours can put on a square: those in
+    hand, those on the board, and the promoted forms of the latter."""
+    types = 0
+    for t in range(PAWN, KING):
+        if hands[us, t] > 0:
+            types |= 1 << t
+    for sq in range(NSQ):
+        p = board[sq]
+        if p != 0 and color_of(p) == us:
+            t = type_of(p)
+            types |= 1 << t
+            if t < GOLD:
+                types |= 1 << (t + PROMOTED)
+    return types
+
+
+@jit()
+def _line_opens_onto(board, eksq, open_mask, us):
+    """Does one of our lines reach a neighbour of the king in `open_mask` once a single piece
+    of ours steps out of it (a discovered attack)?"""
+    for d in range(8):
+        if not (open_mask >> d) & 1:
+            continue
+        e = RAY[eksq, d, 0]
+        for d2 in range(8):
+            toward_e = 1 << OPPOSITE[d2]
+            blockers = 0
+            for k in range(RAY_LEN[e, d2]):
+                p = board[RAY[e, d2, k]]
+                if p == 0:
+                    continue
+                if color_of(p) != us:
+                    break
+                if blockers == 1:
+                    if SLIDE_MASK[p] & toward_e:
+                        return True
+                    break
+                blockers = 1
+    return False
 
 
 @jit()
