@@ -127,7 +127,8 @@ LINE_DIR, LINE_DIST = _build_lines()  # direction from a to b when on one line, 
 
 @jit()
 def is_attacked(board, sq, by):
-    """True if a piece of colour `by` attacks square `sq`."""
+    """True if a piece of colour `by` attacks square `sq`.  attacker_of's loop written out
+    again: as `attacker_of(...) >= 0` the network's bench ran 1.2% slower (2026-11-30)."""
     for d in range(8):
         bit = 1 << OPPOSITE[d]
         for k in range(RAY_LEN[sq, d]):

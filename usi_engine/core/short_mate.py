@@ -237,7 +237,9 @@ def _king_escapes(board, m, eksq, us, free):
         q = board[e]
         if q != 0 and color_of(q) != us:
             continue  # one of the king's own pieces stands there
-        if free[d] == ESCAPE_UNKNOWN:  # ask the board before m (the king still lifted)
+        # _escapes_stay_open filled free[] for the neighbours open before any check; one that
+        # held a piece of theirs is open now only if m captured on it: ask the board before m
+        if free[d] == ESCAPE_UNKNOWN:
             board[to] = captured
             if not drop:
                 board[frm] = moving
