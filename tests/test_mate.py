@@ -277,10 +277,10 @@ def _first_look(sfen):
     eksq = int(a.st[cb.ST_KING + 1 - us])
     before = a.board.copy()
     free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
-    hopeless = cm._escapes_stay_open(a.board, a.hands, eksq, us, free)
+    hopeless = cm._escapes_stay_open(a, eksq, us, free)
     assert (a.board == before).all(), sfen  # the king is put back
     open_mask = sum(1 << d for d in range(8) if free[d] == cm.ESCAPE_FREE)
-    return hopeless, cm.COVERABLE[us, eksq, open_mask], cm._types_at_hand(a.board, a.hands, us)
+    return hopeless, cm.COVERABLE[us, eksq, open_mask], cm._types_at_hand(a, us)
 
 
 def test_no_mate_in_1_where_the_first_look_says_so():

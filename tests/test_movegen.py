@@ -25,7 +25,7 @@ from usi_engine.core.movegen import (
     GEN_CAPTURES,
     GEN_QUIETS,
 )
-from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_to, color_of, type_of
+from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_from, move_to, color_of, type_of
 from usi_engine.core.attacks import piece_attacks, pinned_pieces, line_blockers, blocker_line, pin_direction
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
@@ -218,6 +218,51 @@ def test_random_zobrist_do_undo(random_positions):
             assert int(a.st[cb.ST_MATERIAL]) == int(fresh.arrays.st[cb.ST_MATERIAL]), (sfen, usi)
             assert pos.pop() == usi
             assert pos.key() == before[0]
+
+
+def _occupied_from_board(board: np.ndarray, color: int) -> list[int]:
+    return [sq for sq in range(81) if board[sq] != 0 and color_of(int(board[sq])) == color]
+
+
+def _occupied_from_bits(st: np.ndarray, color: int) -> list[int]:
+    squares = []
+    for half in range(2):
+        bits = int(st[cb.ST_OCCUPIED + 2 * color + half])
+        squares += [half * cb.OCC_SPLIT + i for i in range(64) if bits >> i & 1]
+    return squares
+
+
+def test_occupied_bits_follow_the_board_through_random_games():
+    """The per-colour bit sets that the generators walk stay equal to the board through
+    every kind of move (drops, captures of promoted pieces, king moves), each undo and
+    each position copied for another thread."""
+    rng = random.Random(11)
+    copy = cb.new_position()
+    played = drops = captures = 0
+    for _ in range(30):
+        pos = Position()
+        a = pos.arrays
+        for _ in range(120):
+            moves = gen(pos)
+            if not moves:
+                break
+            m = rng.choice(moves)
+            drops += move_from(m) >= DROP_BASE
+            captures += move_from(m) < DROP_BASE and a.board[move_to(m)] != 0
+            pos.push(move_to_usi(m))
+            played += 1
+            for color in range(2):
+                assert _occupied_from_bits(a.st, color) == _occupied_from_board(a.board, color), pos.sfen()
+            if rng.random() < 0.2:
+                pos.pop()
+                for color in range(2):
+                    assert _occupied_from_bits(a.st, color) == _occupied_from_board(a.board, color)
+        cb.copy_into(copy, a)
+        fresh = Position(pos.sfen()).arrays
+        for color in range(2):
+            assert _occupied_from_bits(copy.st, color) == _occupied_from_board(a.board, color)
+            assert _occupied_from_bits(fresh.st, color) == _occupied_from_board(a.board, color)
+    assert played > 2000 and drops > 100 and captures > 200
 
 
 def _random_encoded_move(rng: random.Random, a, us: int) -> int:

@@ -39,7 +39,14 @@ ST_KING = 2  # st[ST_KING + color]: king square, -1 if that side has no king
 ST_MATERIAL = 4  # board + hand material, black's point of view
 ST_MOVENUM = 5  # SFEN move number of ply 0
 ST_PSQ = 6  # sum of piece-square terms, black's point of view
-ST_NB = 8
+ST_OCCUPIED = 8  # st[ST_OCCUPIED + 2*color + half]: that colour's squares as bits, see below
+ST_NB = 12
+
+# The occupied squares of each colour as two bit sets, squares 0..44 (files 1-5) and 45..80
+# (files 6-9) less 45, both clear of the sign bit. The move generators walk a side's pieces
+# and the empty squares in square order through them instead of reading all 81 squares.
+OCC_SPLIT = 45
+OCC_MASK = np.array([(1 << OCC_SPLIT) - 1, (1 << (NSQ - OCC_SPLIT)) - 1], np.int64)  # per half
 
 PosArrays = namedtuple(
     "PosArrays",
@@ -121,6 +128,15 @@ def hand_covers(a, b):
 
 
 @jit()
+def flip_occupied(st, color, sq):
+    """Put a piece of `color` on square `sq` of the bit sets, or take it off."""
+    if sq < OCC_SPLIT:
+        st[ST_OCCUPIED + 2 * color] ^= 1 << sq
+    else:
+        st[ST_OCCUPIED + 2 * color + 1] ^= 1 << (sq - OCC_SPLIT)
+
+
+@jit()
 def refresh(pos):
     """Recompute everything derived (kings, keys, material, check) after the board, hands,
     side and move number were written directly.  Resets the history to ply 0."""
@@ -128,12 +144,15 @@ def refresh(pos):
     st[ST_PLY] = 0
     st[ST_KING] = -1
     st[ST_KING + 1] = -1
+    for i in range(4):
+        st[ST_OCCUPIED + i] = 0
     bkey = np.uint64(0)
     material = 0
     psq = 0
     for sq in range(NSQ):
         p = board[sq]
         if p != 0:
+            flip_occupied(st, color_of(p), sq)
             bkey ^= ZOBRIST_PIECE[p, sq]
             material += PIECE_VALUE[p]
             psq += PIECE_SQUARE[p, sq]
@@ -185,6 +204,7 @@ def do_move(pos, m):
         hkey ^= ZOBRIST_HAND[us, pt, hands[us, pt]]
         hands[us, pt] -= 1
         board[to] = piece
+        flip_occupied(st, us, to)
         bkey ^= ZOBRIST_PIECE[piece, to]
         st[ST_MATERIAL] += PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
         st[ST_PSQ] += PIECE_SQUARE[piece, to]
@@ -193,6 +213,7 @@ def do_move(pos, m):
         if captured != 0:
             bt = base_type(type_of(captured))
             hands[us, bt] += 1
+            flip_occupied(st, 1 - us, to)
             hkey ^= ZOBRIST_HAND[us, bt, hands[us, bt]]
             bkey ^= ZOBRIST_PIECE[captured, to]
             st[ST_MATERIAL] += -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
@@ -200,6 +221,8 @@ def do_move(pos, m):
         after = moved_piece_after(m)
         board[frm] = 0
         board[to] = after
+        flip_occupied(st, us, frm)
+        flip_occupied(st, us, to)
         bkey ^= ZOBRIST_PIECE[piece, frm] ^ ZOBRIST_PIECE[after, to]
         st[ST_MATERIAL] += PIECE_VALUE[after] - PIECE_VALUE[piece]
         st[ST_PSQ] += PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
@@ -234,6 +257,7 @@ def undo_move(pos):
         pt = frm - DROP_BASE
         hands[us, pt] += 1
         board[to] = 0
+        flip_occupied(st, us, to)
         st[ST_MATERIAL] -= PIECE_VALUE[piece] - (HAND_VALUE[pt] if us == BLACK else -HAND_VALUE[pt])
         st[ST_PSQ] -= PIECE_SQUARE[piece, to]
     else:
@@ -241,11 +265,14 @@ def undo_move(pos):
         captured = pos.captures[ply]
         board[frm] = piece
         board[to] = captured
+        flip_occupied(st, us, frm)
+        flip_occupied(st, us, to)
         st[ST_MATERIAL] -= PIECE_VALUE[after] - PIECE_VALUE[piece]
         st[ST_PSQ] -= PIECE_SQUARE[after, to] - PIECE_SQUARE[piece, frm]
         if captured != 0:
             bt = base_type(type_of(captured))
             hands[us, bt] -= 1
+            flip_occupied(st, 1 - us, to)
             st[ST_MATERIAL] -= -PIECE_VALUE[captured] + (HAND_VALUE[bt] if us == BLACK else -HAND_VALUE[bt])
             st[ST_PSQ] += PIECE_SQUARE[captured, to]
         if type_of(piece) == KING:

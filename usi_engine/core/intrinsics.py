@@ -41,6 +41,19 @@ def prefetch_row(typingctx, array, row):
     return types.void(array, row), codegen
 
 
+@intrinsic
+def lowest_bit(typingctx, bits):
+    """The index of the lowest set bit of a non-zero integer (LLVM's llvm.cttz, one
+    instruction: tzcnt or bsf). The square loops over a bit set of occupied squares use it."""
+    if not isinstance(bits, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))  # 1: never called with 0
+
+    return bits(bits), codegen
+
+
 # --- int8 dot products: the network's affine layers -----------------------------------------
 #
 # numba's LLVM turns int16 x int8 loops into vpmaddwd at best; YaneuraOu multiplies the

@@ -54,7 +54,8 @@ from .attacks import (
     blocker_line,
     checks_after,
 )
-from .board import ST_SIDE, ST_PLY, ST_KING
+from .board import ST_SIDE, ST_PLY, ST_KING, ST_OCCUPIED, OCC_SPLIT, OCC_MASK
+from .intrinsics import lowest_bit
 
 GEN_ALL = 0  # every legal move
 GEN_CAPTURES = 1  # captures and pawn promotions (the quiescence search's moves)
@@ -264,15 +265,17 @@ def generate(pos, out, mode, all_promos):
     if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
         n_checkers, checker = count_checkers(board, ksq, them)
     pinned = pinned_pieces(board, ksq, us)
-    for frm in range(NSQ):
-        p = board[frm]
-        if p == 0 or color_of(p) != us:
-            continue
-        if n_checkers >= 2 and type_of(p) != KING:
-            continue
-        n = _piece_moves(
-            board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, -1, False
-        )
+    for half in range(2):
+        own = pos.st[ST_OCCUPIED + 2 * us + half]
+        while own != 0:
+            frm = half * OCC_SPLIT + lowest_bit(own)
+            own &= own - 1
+            p = board[frm]
+            if n_checkers >= 2 and type_of(p) != KING:
+                continue
+            n = _piece_moves(
+                board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, -1, False
+            )
     if mode != GEN_CAPTURES and n_checkers < 2:
         n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
     return n
@@ -298,26 +301,33 @@ def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
     if n_checkers == 1 and LINE_DIST[ksq, checker] <= 1:
         return n  # a contact check cannot be blocked
     pawn_files = 0
-    own_pawn = make_piece(PAWN, us)
-    for sq in range(NSQ):
-        if board[sq] == own_pawn:
-            pawn_files |= 1 << (sq // 9)
+    if (have >> PAWN) & 1:
+        own_pawn = make_piece(PAWN, us)
+        for half in range(2):
+            own = pos.st[ST_OCCUPIED + 2 * us + half]
+            while own != 0:
+                sq = half * OCC_SPLIT + lowest_bit(own)
+                own &= own - 1
+                if board[sq] == own_pawn:
+                    pawn_files |= 1 << (sq // 9)
     eksq = pos.st[ST_KING + 1 - us]
-    for to in range(NSQ):
-        if board[to] != 0:
-            continue
-        if n_checkers == 1 and not _evasion_target(ksq, checker, to):
-            continue
-        for pt in range(PAWN, KING):
-            if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
+    for half in range(2):
+        empty = ~(pos.st[ST_OCCUPIED + half] | pos.st[ST_OCCUPIED + 2 + half]) & OCC_MASK[half]
+        while empty != 0:
+            to = half * OCC_SPLIT + lowest_bit(empty)
+            empty &= empty - 1
+            if n_checkers == 1 and not _evasion_target(ksq, checker, to):
                 continue
-            if pt == PAWN:
-                if (pawn_files >> (to // 9)) & 1:
-                    continue  # nifu
-                if _drop_mates(board, us, to, eksq):
+            for pt in range(PAWN, KING):
+                if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
                     continue
-            out[n] = make_drop(pt, to, us)
-            n += 1
+                if pt == PAWN:
+                    if (pawn_files >> (to // 9)) & 1:
+                        continue  # nifu
+                    if _drop_mates(board, us, to, eksq):
+                        continue
+                out[n] = make_drop(pt, to, us)
+                n += 1
     return n
 
 
@@ -591,15 +601,19 @@ def generate_checks(pos, out):
     # our pieces between their king and one of our sliders: a move off the line uncovers a check
     discoverers = line_blockers(board, eksq, us, us)
     n = 0
-    for frm in range(NSQ):
-        p = board[frm]
-        if p == 0 or color_of(p) != us:
-            continue
-        line = blocker_line(discoverers, eksq, frm)
-        if line >= 0 or _may_check(frm, p, eksq):
-            n0 = n
-            n = _piece_moves(board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True, eksq, line >= 0)
-            n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
+    for half in range(2):
+        own = pos.st[ST_OCCUPIED + 2 * us + half]
+        while own != 0:
+            frm = half * OCC_SPLIT + lowest_bit(own)
+            own &= own - 1
+            p = board[frm]
+            line = blocker_line(discoverers, eksq, frm)
+            if line >= 0 or _may_check(frm, p, eksq):
+                n0 = n
+                n = _piece_moves(
+                    board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True, eksq, line >= 0
+                )
+                n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
     return _drop_checks(pos, out, n, us, eksq)
 
 

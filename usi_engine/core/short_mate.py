@@ -44,7 +44,8 @@ from .attacks import (
     KNIGHT_TO,
     line_blockers,
 )
-from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING
+from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED, OCC_SPLIT
+from .intrinsics import lowest_bit
 from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
@@ -116,7 +117,7 @@ def mate_in_1(pos, buf):
         return 0
     for d in range(8):
         free[d] = ESCAPE_UNKNOWN
-    if _escapes_stay_open(pos.board, pos.hands, eksq, us, free):
+    if _escapes_stay_open(pos, eksq, us, free):
         return 0
     n = generate_checks(pos, checks)
     for i in range(n):
@@ -132,7 +133,7 @@ def mate_in_1(pos, buf):
 
 
 @jit()
-def _escapes_stay_open(board, hands, eksq, us, free):
+def _escapes_stay_open(pos, eksq, us, free):
     """True when no move of ours can take away every square the king could step to: then
     there is no mate in one, and no check needs to be generated.  Fills `free` for every
     neighbour the king's own pieces leave open.  A neighbour none of our pieces attacks
@@ -141,6 +142,7 @@ def _escapes_stay_open(board, hands, eksq, us, free):
     and reach all of them (COVERABLE, for the types we could move or drop), and it cannot
     stand on one: the king would take it.  This rules out about a third of the quiescence
     search's probes in the bench's positions."""
+    board = pos.board
     king = board[eksq]
     board[eksq] = 0
     open_mask = 0
@@ -157,7 +159,7 @@ def _escapes_stay_open(board, hands, eksq, us, free):
             open_mask |= 1 << d
     types = COVERABLE[us, eksq, open_mask]
     hopeless = (
-        (types == 0 or types & _types_at_hand(board, hands, us) == 0)
+        (types == 0 or types & _types_at_hand(pos, us) == 0)
         and line_blockers(board, eksq, us, us) == 0
         and not _line_opens_onto(board, eksq, open_mask, us)
     )
@@ -166,17 +168,19 @@ def _escapes_stay_open(board, hands, eksq, us, free):
 
 
 @jit()
-def _types_at_hand(board, hands, us):
+def _types_at_hand(pos, us):
     """The piece types (bit t for type t) one move of ours can put on a square: those in
     hand, those on the board, and the promoted forms of the latter."""
+    board, hands, st = pos.board, pos.hands, pos.st
     types = 0
     for t in range(PAWN, KING):
         if hands[us, t] > 0:
             types |= 1 << t
-    for sq in range(NSQ):
-        p = board[sq]
-        if p != 0 and color_of(p) == us:
-            t = type_of(p)
+    for half in range(2):
+        own = st[ST_OCCUPIED + 2 * us + half]
+        while own != 0:
+            t = type_of(board[half * OCC_SPLIT + lowest_bit(own)])
+            own &= own - 1
             types |= 1 << t
             if t < GOLD:
                 types |= 1 << (t + PROMOTED)
