@@ -244,3 +244,53 @@ def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
     assert first_at(1)[0] != late
     ctx.sp[SP_LOW_PLY_HISTORY] = 8
     assert first_at(LOW_PLY)[0] != late
+
+
+def _capture_positions(count, seed):
+    """Random playouts that stop where the side to move has at least four captures."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for _ in range(rng.randrange(30, 160)):
+            moves = list(board.legal_moves)
+            if not moves or board.is_game_over():
+                break
+            board.push(rng.choice(moves))
+        captures = [m for m in board.legal_moves if board.piece(cshogi.move_to(m)) != 0]
+        if len(captures) >= 4 and not board.is_check():
+            out.append(board.sfen())
+    return out
+
+
+def test_capture_picking_asks_see_late_and_hands_out_the_same_order():
+    # pick_capture over score_captures' scores (SEE asked of the move about to be handed
+    # out) against pick_next over capture_score's (SEE asked of every capture at once): the
+    # same moves in the same order, the same final scores, with and without TT moves
+    rng = random.Random(5)
+    compared = losing = 0
+    for sfen in _capture_positions(80, seed=21):
+        arrays, ctx = tree(sfen)
+        captures = _generated(arrays, GEN_CAPTURES)
+        n = len(captures)
+        tt = [0, 0] if rng.random() < 0.5 else rng.sample(captures, 2)
+        eager_moves = np.array(captures, np.int32)
+        eager_scores = np.zeros(n, np.int64)
+        for i, m in enumerate(captures):
+            if m == tt[0]:
+                eager_scores[i] = mp.SCORE_TT1
+            elif m == tt[1]:
+                eager_scores[i] = mp.SCORE_TT2
+            else:
+                eager_scores[i] = mp.capture_score(ctx, arrays.board, np.int32(m))
+        lazy_moves = np.array(captures, np.int32)
+        lazy_scores = np.zeros(n, np.int64)
+        mp.score_captures(ctx, arrays.board, lazy_moves, lazy_scores, n, tt[0], tt[1])
+        for i in range(n):
+            eager = int(mp.pick_next(eager_moves, eager_scores, i, n))
+            lazy = int(mp.pick_capture(ctx, arrays.board, lazy_moves, lazy_scores, i, n))
+            assert lazy == eager and lazy_scores[i] == eager_scores[i], (sfen, i)
+        assert list(lazy_moves) == list(eager_moves)
+        compared += n
+        losing += int((eager_scores < 0).sum())
+    assert compared > 500 and losing > 50

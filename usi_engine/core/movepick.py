@@ -77,21 +77,71 @@ def capture_score(ctx, board, m):
     """MVV-LVA among the captures that do not lose material by SEE, plus their capture
     history weighted by CaptureHistory/64; the others go last, ordered by what the exchange
     loses."""
+    s = see(board, m, ctx.see_buf)
+    if s < 0:
+        return SCORE_BAD_CAPTURE + s
+    return capture_value(ctx, board, m)
+
+
+@jit()
+def capture_value(ctx, board, m):
+    """capture_score of a capture that keeps its material by SEE: the score before SEE is
+    asked (see pick_capture)."""
     victim = TYPE_VALUE[type_of(board[move_to(m)])]
     t = type_of(moved_piece(m))
     attacker = TYPE_VALUE[t]
     promo = 0
     if is_promotion(m):
         promo = TYPE_VALUE[t + PROMOTED] - attacker
-    gain = victim + promo
-    s = see(board, m, ctx.see_buf)
-    if s < 0:
-        return SCORE_BAD_CAPTURE + s
-    score = SCORE_GOOD_CAPTURE + gain * 16 - attacker // 16
+    score = SCORE_GOOD_CAPTURE + (victim + promo) * 16 - attacker // 16
     weight = ctx.sp[SP_CAPTURE_HISTORY]
     if weight != 0:
         score += capture_history(ctx, board, m) * weight // 64
     return score
+
+
+@jit()
+def score_captures(ctx, board, moves, scores, n, tt1, tt2):
+    """The ordering scores of the captures stage's moves before any SEE (the TT moves on
+    top, the rest by capture_value), for pick_capture."""
+    for i in range(n):
+        m = moves[i]
+        if m == tt1:
+            scores[i] = SCORE_TT1
+        elif m == tt2:
+            scores[i] = SCORE_TT2
+        else:
+            scores[i] = capture_value(ctx, board, m)
+
+
+@jit()
+def pick_capture(ctx, board, moves, scores, start, n):
+    """pick_next over captures scored by score_captures, asking SEE only of the move it is
+    about to hand out: one that loses material gets capture_score's losing score in place
+    and the pick starts again. A capture's score never rises by SEE, so every move this
+    returns, and every swap it makes, is the one that pick_next would make over
+    capture_score's scores; most nodes cut off or stop after a capture or two, and the
+    captures after that are never looked at by SEE."""
+    while True:
+        best = start
+        best_score = scores[start]
+        for i in range(start + 1, n):
+            s = scores[i]
+            if s > best_score:
+                best_score = s
+                best = i
+        if SCORE_BAD_CAPTURE < best_score < SCORE_TT2:  # a capture SEE has not judged yet
+            s = see(board, moves[best], ctx.see_buf)
+            if s < 0:
+                scores[best] = SCORE_BAD_CAPTURE + s
+                continue
+        if best != start:
+            m = moves[best]
+            moves[best] = moves[start]
+            moves[start] = m
+            scores[best] = scores[start]
+            scores[start] = best_score
+        return moves[start]
 
 
 @jit()
@@ -252,8 +302,7 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
                 return np.int32(pk[PICK_TT2])
         elif stage == STAGE_CAPTURES_GEN:
             n = generate(pos, moves, GEN_CAPTURES, False)
-            for i in range(n):
-                scores[i] = capture_score(ctx, pos.board, moves[i])
+            score_captures(ctx, pos.board, moves, scores, n, 0, 0)
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
             pk[PICK_N] = n
@@ -261,7 +310,7 @@ def picker_next(pos, ctx, ply, us, conts, skip_quiets):
         elif stage == STAGE_GOOD_CAPTURES:
             while pk[PICK_CUR] < pk[PICK_END]:
                 i = pk[PICK_CUR]
-                m = pick_next(moves, scores, i, pk[PICK_END])
+                m = pick_capture(ctx, pos.board, moves, scores, i, pk[PICK_END])
                 if scores[i] < 0:
                     break  # the rest lose material: last stage
                 pk[PICK_CUR] = i + 1

@@ -99,7 +99,9 @@ from .history import (
 from .correction import correction, update_correction
 from .movepick import (
     score_moves,
+    score_captures,
     pick_next,
+    pick_capture,
     is_tactical,
     tactical_taking,
     material_gain,
@@ -469,7 +471,10 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
         n = generate(pos, moves, GEN_CAPTURES, False)
     if in_check and n == 0:
         return mated_in(ply)
-    score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
+    if in_check:
+        score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
+    else:
+        score_captures(ctx, pos.board, moves, scores, n, tt1, tt2)  # SEE when picked
     best_move = 0
     # QsMoveCount: past this many captures, only recaptures on the last move's square
     move_cap = ctx.sp[SP_QS_MOVE_COUNT]
@@ -491,8 +496,10 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
             continue
         if checks_stage:
             m = moves[i]
-        else:
+        elif in_check:
             m = pick_next(moves, scores, i, n)
+        else:
+            m = pick_capture(ctx, pos.board, moves, scores, i, n)
         i += 1
         if checks_stage:
             pass  # safe quiet checks, chosen as they were made
