@@ -285,15 +285,18 @@ def _first_look(sfen):
 
 def test_no_mate_in_1_where_the_first_look_says_so():
     # every position it rules out has no mating move (cshogi, move by move); it rules out a
-    # good share; the opened-line mates are kept although no piece type could do it alone
-    ruled_out = 0
+    # good share, a fifth of them where a piece type we could move or drop might take every
+    # free square but no piece or drop of that type reaches a square to do it from; the
+    # opened-line mates are kept although no piece type could do it alone
+    ruled_out = by_square = 0
     positions = random_positions(400, 31)
     for sfen in positions:
-        hopeless, _, _ = _first_look(sfen)
+        hopeless, types, at_hand = _first_look(sfen)
         if hopeless:
             ruled_out += 1
+            by_square += types & at_hand != 0
             assert not brute_mate_in_1(cshogi.Board(sfen)), sfen
-    assert ruled_out > len(positions) // 10
+    assert ruled_out > len(positions) // 10 and by_square > ruled_out // 5
     buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
     for sfen in OPENED_LINE_MATES:
         hopeless, types, at_hand = _first_look(sfen)
