@@ -25,7 +25,7 @@ from usi_engine.core.movegen import (
     GEN_CAPTURES,
     GEN_QUIETS,
 )
-from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, move_from, move_to, color_of, type_of
+from usi_engine.core.types import MAX_MOVES, DROP_BASE, KING, OCC_SPLIT, move_from, move_to, color_of, type_of
 from usi_engine.core.attacks import piece_attacks, pinned_pieces, line_blockers, blocker_line, pin_direction
 
 SUITE = os.path.join(os.path.dirname(__file__), "data", "perft_suite.txt")
@@ -228,7 +228,7 @@ def _occupied_from_bits(st: np.ndarray, color: int) -> list[int]:
     squares = []
     for half in range(2):
         bits = int(st[cb.ST_OCCUPIED + 2 * color + half])
-        squares += [half * cb.OCC_SPLIT + i for i in range(64) if bits >> i & 1]
+        squares += [half * OCC_SPLIT + i for i in range(64) if bits >> i & 1]
     return squares
 
 

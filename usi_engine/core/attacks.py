@@ -10,6 +10,7 @@ import numpy as np
 from .types import (
     jit,
     NSQ,
+    OCC_SPLIT,
     BLACK,
     WHITE,
     PAWN,
@@ -123,6 +124,34 @@ def _build_lines():
 
 
 LINE_DIR, LINE_DIST = _build_lines()  # direction from a to b when on one line, and the distance
+
+
+def reach_squares(piece, sq):
+    """The squares the coloured `piece` on `sq` attacks with every line open."""
+    if type_of(piece) == KNIGHT:
+        return {int(s) for s in KNIGHT_TO[color_of(piece), sq] if s >= 0}
+    squares = set()
+    for d in range(8):
+        if (STEP_MASK[piece] >> d) & 1 and RAY_LEN[sq, d] > 0:
+            squares.add(int(RAY[sq, d, 0]))
+        if (SLIDE_MASK[piece] >> d) & 1:
+            squares.update(int(s) for s in RAY[sq, d, : RAY_LEN[sq, d]])
+    return squares
+
+
+def _build_reach():
+    reach = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
+    for color in range(2):
+        for t in range(1, 15):
+            for sq in range(NSQ):
+                for s in reach_squares(make_piece(t, color), sq):
+                    word, bit = (0, s) if s < OCC_SPLIT else (1, s - OCC_SPLIT)
+                    reach[color, t, sq, word] |= 1 << bit
+    return reach
+
+
+# REACH[color, t, sq, word]: reach_squares of that piece as a bit set (types.OCC_SPLIT)
+REACH = _build_reach()
 
 
 @jit()

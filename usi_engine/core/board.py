@@ -13,6 +13,7 @@ import numpy as np
 from .types import (
     jit,
     NSQ,
+    OCC_SPLIT,
     BLACK,
     WHITE,
     KING,
@@ -39,14 +40,11 @@ ST_KING = 2  # st[ST_KING + color]: king square, -1 if that side has no king
 ST_MATERIAL = 4  # board + hand material, black's point of view
 ST_MOVENUM = 5  # SFEN move number of ply 0
 ST_PSQ = 6  # sum of piece-square terms, black's point of view
-ST_OCCUPIED = 8  # st[ST_OCCUPIED + 2*color + half]: that colour's squares as bits, see below
+# st[ST_OCCUPIED + 2*color + half]: that colour's occupied squares as bits (types.OCC_SPLIT);
+# the move generators walk a side's pieces and the empty squares in square order through
+# them instead of reading all 81 squares
+ST_OCCUPIED = 8
 ST_NB = 12
-
-# The occupied squares of each colour as two bit sets, squares 0..44 (files 1-5) and 45..80
-# (files 6-9) less 45, both clear of the sign bit. The move generators walk a side's pieces
-# and the empty squares in square order through them instead of reading all 81 squares.
-OCC_SPLIT = 45
-OCC_MASK = np.array([(1 << OCC_SPLIT) - 1, (1 << (NSQ - OCC_SPLIT)) - 1], np.int64)  # per half
 
 PosArrays = namedtuple(
     "PosArrays",

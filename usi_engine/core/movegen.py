@@ -11,6 +11,8 @@ import numpy as np
 from .types import (
     jit,
     NSQ,
+    OCC_SPLIT,
+    OCC_MASK,
     BLACK,
     WHITE,
     PAWN,
@@ -53,8 +55,9 @@ from .attacks import (
     line_blockers,
     blocker_line,
     checks_after,
+    REACH,
 )
-from .board import ST_SIDE, ST_PLY, ST_KING, ST_OCCUPIED, OCC_SPLIT, OCC_MASK
+from .board import ST_SIDE, ST_PLY, ST_KING, ST_OCCUPIED
 from .intrinsics import lowest_bit
 
 GEN_ALL = 0  # every legal move
@@ -245,6 +248,17 @@ def _piece_moves(
     return n
 
 
+@jit(inline="always")
+def _nothing_to_take(us, frm, t, theirs0, theirs1):
+    """The piece of type t on frm has no move of the captures stage: it attacks none of
+    their pieces even with every line open, and it is no pawn stepping into or within the
+    promotion zone. Most pieces of a quiescence node's side are so; they cost two table
+    reads instead of a walk of their lines."""
+    if (REACH[us, t, frm, 0] & theirs0) != 0 or (REACH[us, t, frm, 1] & theirs1) != 0:
+        return False
+    return not (t == PAWN and _in_zone(us, frm - 1 if us == BLACK else frm + 1))
+
+
 # One compilation per constant mode (GEN_CAPTURES and GEN_QUIETS from the move picker, GEN_ALL)
 # and one for a mode known only at run time: numba then prunes the other modes' branches,
 # here and in the two helpers, worth about 1.5% of the search's node rate.
@@ -265,6 +279,8 @@ def generate(pos, out, mode, all_promos):
     if ksq >= 0 and pos.checks[pos.st[ST_PLY]]:
         n_checkers, checker = count_checkers(board, ksq, them)
     pinned = pinned_pieces(board, ksq, us)
+    theirs0 = pos.st[ST_OCCUPIED + 2 * them]
+    theirs1 = pos.st[ST_OCCUPIED + 2 * them + 1]
     for half in range(2):
         own = pos.st[ST_OCCUPIED + 2 * us + half]
         while own != 0:
@@ -272,6 +288,8 @@ def generate(pos, out, mode, all_promos):
             own &= own - 1
             p = board[frm]
             if n_checkers >= 2 and type_of(p) != KING:
+                continue
+            if mode == GEN_CAPTURES and _nothing_to_take(us, frm, type_of(p), theirs0, theirs1):
                 continue
             n = _piece_moves(
                 board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, -1, False

@@ -16,8 +16,8 @@ from .types import (
     jit,
     MAX_MOVES,
     NSQ,
+    OCC_SPLIT,
     PAWN,
-    KNIGHT,
     GOLD,
     KING,
     PROMOTED,
@@ -39,12 +39,12 @@ from .attacks import (
     LINE_DIR,
     LINE_DIST,
     OPPOSITE,
-    STEP_MASK,
     SLIDE_MASK,
-    KNIGHT_TO,
+    REACH,
     line_blockers,
+    reach_squares,
 )
-from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED, OCC_SPLIT
+from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED
 from .intrinsics import lowest_bit
 from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
 
@@ -57,19 +57,6 @@ MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE  # ... and for mate_in_3
 # check (the king lifted): one of these, or the square of a piece of ours that attacks it
 ESCAPE_UNKNOWN = -2  # not looked at yet
 ESCAPE_FREE = -1  # none of our pieces attacks it
-
-
-def _reach(piece, sq):
-    """The squares `piece` on `sq` attacks with every line open."""
-    if type_of(piece) == KNIGHT:
-        return {int(s) for s in KNIGHT_TO[color_of(piece), sq] if s >= 0}
-    squares = set()
-    for d in range(8):
-        if (STEP_MASK[piece] >> d) & 1 and RAY_LEN[sq, d] > 0:
-            squares.add(int(RAY[sq, d, 0]))
-        if (SLIDE_MASK[piece] >> d) & 1:
-            squares.update(int(s) for s in RAY[sq, d, : RAY_LEN[sq, d]])
-    return squares
 
 
 def _build_coverable():
@@ -85,7 +72,7 @@ def _build_coverable():
         for t in range(1, 15):
             if t != KING:
                 p = make_piece(t, us)
-                reach.update({(p, sq): _reach(p, sq) for sq in range(NSQ)})
+                reach.update({(p, sq): reach_squares(p, sq) for sq in range(NSQ)})
         for ksq in range(NSQ):
             near = [int(RAY[ksq, d, 0]) if RAY_LEN[ksq, d] else -1 for d in range(8)]
             placements = set()  # (type, neighbours attacked, neighbour stood on)
@@ -103,27 +90,20 @@ def _build_coverable():
 COVERABLE = _build_coverable()
 
 
-def _build_reach():
-    """REACH[us, t, sq, half]: the squares a piece of type t and colour `us` on sq attacks
-    with every line open, and ATTACKED_FROM[us, t, sq, half] the squares from which such a
-    piece attacks sq; both as the position's occupied bit sets (board.OCC_SPLIT)."""
-    reach = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
+def _build_attacked_from():
+    """ATTACKED_FROM[us, t, sq, word]: the squares from which a piece of type t and colour
+    `us` attacks sq with every line open, as a bit set (attacks.REACH turned around)."""
     attacked_from = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
     for us in range(2):
         for t in range(1, 15):
-            if t == KING:
-                continue
-            p = make_piece(t, us)
-            for sq in range(NSQ):
-                for s in _reach(p, sq):
-                    half, bit = (0, s) if s < OCC_SPLIT else (1, s - OCC_SPLIT)
-                    reach[us, t, sq, half] |= 1 << bit
-                    half, bit = (0, sq) if sq < OCC_SPLIT else (1, sq - OCC_SPLIT)
-                    attacked_from[us, t, s, half] |= 1 << bit
-    return reach, attacked_from
+            for frm in range(NSQ):
+                for s in reach_squares(make_piece(t, us), frm):
+                    word, bit = (0, frm) if frm < OCC_SPLIT else (1, frm - OCC_SPLIT)
+                    attacked_from[us, t, s, word] |= 1 << bit
+    return attacked_from
 
 
-REACH, ATTACKED_FROM = _build_reach()
+ATTACKED_FROM = _build_attacked_from()
 
 
 @jit(int32(POS_TYPE, int32[::1]))

@@ -17,6 +17,11 @@ from .jit import jit  # the hot code's decorator (core/jit.py), imported from he
 
 
 NSQ = 81
+# Sets of squares as bits, in two int64 words: squares 0..44 (files 1-5) in the first and
+# 45..80 (files 6-9), less 45, in the second, both clear of the sign bit. The position keeps
+# each colour's occupied squares so (board.py); attacks.REACH is written so.
+OCC_SPLIT = 45
+OCC_MASK = np.array([(1 << OCC_SPLIT) - 1, (1 << (NSQ - OCC_SPLIT)) - 1], np.int64)  # per word
 BLACK = 0
 WHITE = 1
 
