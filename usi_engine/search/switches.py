@@ -12,8 +12,9 @@ from typing import Mapping
 # Mate1Ply is off by default: at 100 ms a move its cost outweighed what it found
 # (self-play, 60 games: -58 +- 86 Elo with it on; again 80 games, -30.5 +- 67.2, with
 # the shipped network). Measured again on 2026-11-30, once the probe had grown cheaper:
-# +9.7 +- 18.9 Elo in 1,253 games, SPRT [0, 10] stopped undecided (docs/bench.md). Mate1PlyQuiescence, the same probe at quiescence nodes below
-# beta, is on: +65.5 +- 27.7 Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
+# -0.7 +- 17.4 Elo in 1,491 games, SPRT [0, 10] stopped undecided (docs/bench.md).
+# Mate1PlyQuiescence, the same probe at quiescence nodes below beta, is on: +65.5 +- 27.7
+# Elo at 0.1 s, SPRT H1 in 542 games (docs/bench.md).
 # The classic techniques of the Japanese computer-shogi texts (multi-iterative deepening, YSS's half-ply
 # extension and its full variant, Tsuruoka's one-side-limited PVS, ordering by a shallow
 # search) are off: measured in docs/EXPERIMENTS.md. MateGuard (df-pn asks whether the best
