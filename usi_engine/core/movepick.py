@@ -101,50 +101,6 @@ def capture_value(ctx, board, m):
 
 
 @jit()
-def score_captures(ctx, board, moves, scores, n, tt1, tt2):
-    """The ordering scores of the captures stage's moves before any SEE (the TT moves on
-    top, the rest by capture_value), for pick_capture."""
-    for i in range(n):
-        m = moves[i]
-        if m == tt1:
-            scores[i] = SCORE_TT1
-        elif m == tt2:
-            scores[i] = SCORE_TT2
-        else:
-            scores[i] = capture_value(ctx, board, m)
-
-
-@jit()
-def pick_capture(ctx, board, moves, scores, start, n):
-    """pick_next over captures scored by score_captures, asking SEE only of the move it is
-    about to hand out: one that loses material gets capture_score's losing score in place
-    and the pick starts again. A capture's score never rises by SEE, so every move this
-    returns, and every swap it makes, is the one that pick_next would make over
-    capture_score's scores; most nodes cut off or stop after a capture or two, and the
-    captures after that are never looked at by SEE."""
-    while True:
-        best = start
-        best_score = scores[start]
-        for i in range(start + 1, n):
-            s = scores[i]
-            if s > best_score:
-                best_score = s
-                best = i
-        if SCORE_BAD_CAPTURE < best_score < SCORE_TT2:  # a capture SEE has not judged yet
-            s = see(board, moves[best], ctx.see_buf)
-            if s < 0:
-                scores[best] = SCORE_BAD_CAPTURE + s
-                continue
-        if best != start:
-            m = moves[best]
-            moves[best] = moves[start]
-            moves[start] = m
-            scores[best] = scores[start]
-            scores[start] = best_score
-        return moves[start]
-
-
-@jit()
 def score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, counter, conts):
     board = pos.board
     k1 = ctx.killers[ply, 0]
@@ -203,9 +159,9 @@ def _has_ordering_bonus(sp, ply):
     return sp[SP_QUIET_CHECK_BONUS] != 0 or (sp[SP_LOW_PLY_HISTORY] != 0 and ply < LOW_PLY)
 
 
-@jit()
-def pick_next(moves, scores, start, n):
-    """Swap the best-scored move of [start, n) to `start` and return it."""
+@jit(inline="always")
+def _best_from(scores, start, n):
+    """The index of the best score in [start, n), the first of equals."""
     best = start
     best_score = scores[start]  # kept in a register: the loop reads each score once
     for i in range(start + 1, n):
@@ -213,6 +169,12 @@ def pick_next(moves, scores, start, n):
         if s > best_score:
             best_score = s
             best = i
+    return best
+
+
+@jit(inline="always")
+def _bring_to(moves, scores, best, start):
+    """Swap entry `best` with entry `start` and return the move now at `start`."""
     if best != start:
         m = moves[best]
         moves[best] = moves[start]
@@ -221,6 +183,44 @@ def pick_next(moves, scores, start, n):
         scores[best] = scores[start]
         scores[start] = s
     return moves[start]
+
+
+@jit()
+def pick_next(moves, scores, start, n):
+    """Swap the best-scored move of [start, n) to `start` and return it."""
+    return _bring_to(moves, scores, _best_from(scores, start, n), start)
+
+
+@jit()
+def score_captures(ctx, board, moves, scores, n, tt1, tt2):
+    """The ordering scores of the captures stage's moves before any SEE (the TT moves on
+    top, the rest by capture_value), for pick_capture."""
+    for i in range(n):
+        m = moves[i]
+        if m == tt1:
+            scores[i] = SCORE_TT1
+        elif m == tt2:
+            scores[i] = SCORE_TT2
+        else:
+            scores[i] = capture_value(ctx, board, m)
+
+
+@jit()
+def pick_capture(ctx, board, moves, scores, start, n):
+    """pick_next over captures scored by score_captures, asking SEE only of the move it is
+    about to hand out: one that loses material gets capture_score's losing score in place
+    and the pick starts again. A capture's score never rises by SEE, so every move this
+    returns, and every swap it makes, is the one that pick_next would make over
+    capture_score's scores; most nodes cut off or stop after a capture or two, and the
+    captures after that are never looked at by SEE."""
+    while True:
+        best = _best_from(scores, start, n)
+        if SCORE_BAD_CAPTURE < scores[best] < SCORE_TT2:  # a capture SEE has not judged yet
+            s = see(board, moves[best], ctx.see_buf)
+            if s < 0:
+                scores[best] = SCORE_BAD_CAPTURE + s
+                continue
+        return _bring_to(moves, scores, best, start)
 
 
 # ctx.picker[ply] holds one picker's state:
