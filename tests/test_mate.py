@@ -283,6 +283,62 @@ def _first_look(sfen):
     return hopeless, cm.COVERABLE[us, eksq, open_mask], cm._types_at_hand(a, us)
 
 
+def test_the_neighbours_look_agrees_with_asking_each_square():
+    # _look_at_neighbours (each of our pieces asked once, by bit sets) against attacker_of
+    # asked of each neighbour, the king lifted: the same free squares, and where one is not
+    # free, a square of ours whose piece attacks it
+    from usi_engine.core.attacks import attacker_of, piece_attacks
+
+    # the rook's line to 5a opens if the gold steps off it: through the king's square
+    through_king = "9/4k4/9/9/4G4/9/9/4R4/K8 b - 1"
+    looked = free_squares = openings = 0
+    for sfen in (
+        random_positions(300, 41) + [p[0] for p in MATES] + DISCOVERED + OPENED_LINE_MATES + [through_king]
+    ):
+        a = Position(sfen).arrays
+        us = int(a.st[cb.ST_SIDE])
+        eksq = int(a.st[cb.ST_KING + 1 - us])
+        free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
+        king = a.board[eksq]
+        a.board[eksq] = 0
+        mask, opening = cm._look_at_neighbours(a, eksq, us, free)
+        for d in range(8):
+            if cm.RAY_LEN[eksq, d] == 0:
+                continue
+            e = int(cm.RAY[eksq, d, 0])
+            q = int(a.board[e])
+            if q != 0 and (q >> 4) != us:
+                assert free[d] == cm.ESCAPE_UNKNOWN and not (mask >> d) & 1, sfen
+                continue
+            looked += 1
+            if attacker_of(a.board, e, us) < 0:
+                free_squares += 1
+                assert free[d] == cm.ESCAPE_FREE and (mask >> d) & 1, (sfen, d)
+                opens = _line_opens_onto(a.board, e, us)
+                assert bool((opening >> d) & 1) == opens, (sfen, d)
+                openings += opens
+            else:
+                f = int(free[d])
+                assert f >= 0 and not (mask >> d) & 1, (sfen, d)
+                assert (a.board[f] >> 4) == us and piece_attacks(a.board, f, a.board[f], e), (sfen, d)
+        a.board[eksq] = king
+    assert looked > 1000 and 0 < free_squares < looked and openings > 0
+
+
+def _line_opens_onto(board, e, us):
+    """Does a line of ours reach square e once a single piece of ours steps out of it: along
+    some line from e, the first piece is ours and the second is a slider of ours that
+    slides toward e?"""
+    from usi_engine.core.attacks import OPPOSITE, SLIDE_MASK
+
+    for d in range(8):
+        pieces = [int(board[s]) for s in cm.RAY[e, d, : cm.RAY_LEN[e, d]] if board[s] != 0][:2]
+        if len(pieces) == 2 and all(p >> 4 == us for p in pieces):
+            if (SLIDE_MASK[pieces[1]] >> OPPOSITE[d]) & 1:
+                return True
+    return False
+
+
 def test_no_mate_in_1_where_the_first_look_says_so():
     # every position it rules out has no mating move (cshogi, move by move); it rules out a
     # good share, a fifth of them where a piece type we could move or drop might take every

@@ -141,17 +141,36 @@ def reach_squares(piece, sq):
 
 def _build_reach():
     reach = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
+    attacked_from = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
     for color in range(2):
         for t in range(1, 15):
             for sq in range(NSQ):
                 for s in reach_squares(make_piece(t, color), sq):
-                    word, bit = (0, s) if s < OCC_SPLIT else (1, s - OCC_SPLIT)
-                    reach[color, t, sq, word] |= 1 << bit
-    return reach
+                    reach[color, t, sq, s // OCC_SPLIT] |= 1 << (s % OCC_SPLIT)
+                    attacked_from[color, t, s, sq // OCC_SPLIT] |= 1 << (sq % OCC_SPLIT)
+    return reach, attacked_from
 
 
-# REACH[color, t, sq, word]: reach_squares of that piece as a bit set (types.OCC_SPLIT)
-REACH = _build_reach()
+# REACH[color, t, sq, word]: reach_squares of that piece as a bit set (types.OCC_SPLIT), and
+# ATTACKED_FROM[color, t, sq, word] the squares from which such a piece attacks sq
+REACH, ATTACKED_FROM = _build_reach()
+
+
+def _build_between():
+    between = np.zeros((NSQ, NSQ, 2), dtype=np.int64)
+    for a in range(NSQ):
+        for b in range(NSQ):
+            d = LINE_DIR[a, b]
+            for k in range(LINE_DIST[a, b] - 1 if d >= 0 else 0):
+                s = RAY[a, d, k]
+                between[a, b, s // OCC_SPLIT] |= 1 << (s % OCC_SPLIT)
+    return between
+
+
+# BETWEEN[a, b, word]: the squares strictly between a and b on one line, as a bit set (none
+# when they share no line): a piece on a that reaches b with every line open reaches it on
+# the board when none of these is occupied
+BETWEEN = _build_between()
 
 
 @jit()

@@ -38,9 +38,9 @@ from .attacks import (
     RAY_LEN,
     LINE_DIR,
     LINE_DIST,
-    OPPOSITE,
-    SLIDE_MASK,
     REACH,
+    ATTACKED_FROM,
+    BETWEEN,
     line_blockers,
     reach_squares,
 )
@@ -90,22 +90,6 @@ def _build_coverable():
 COVERABLE = _build_coverable()
 
 
-def _build_attacked_from():
-    """ATTACKED_FROM[us, t, sq, word]: the squares from which a piece of type t and colour
-    `us` attacks sq with every line open, as a bit set (attacks.REACH turned around)."""
-    attacked_from = np.zeros((2, 16, NSQ, 2), dtype=np.int64)
-    for us in range(2):
-        for t in range(1, 15):
-            for frm in range(NSQ):
-                for s in reach_squares(make_piece(t, us), frm):
-                    word, bit = (0, frm) if frm < OCC_SPLIT else (1, frm - OCC_SPLIT)
-                    attacked_from[us, t, s, word] |= 1 << bit
-    return attacked_from
-
-
-ATTACKED_FROM = _build_attacked_from()
-
-
 @jit(int32(POS_TYPE, int32[::1]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0; the first such
@@ -149,7 +133,31 @@ def _escapes_stay_open(pos, eksq, us, free):
     board = pos.board
     king = board[eksq]
     board[eksq] = 0
-    open_mask = 0
+    open_mask, opening = _look_at_neighbours(pos, eksq, us, free)
+    types = COVERABLE[us, eksq, open_mask]
+    if types != 0:
+        types &= _types_at_hand(pos, us)
+    hopeless = (
+        (types == 0 or not _a_piece_can_cover(pos, eksq, us, open_mask, types))
+        and line_blockers(board, eksq, us, us) == 0
+        and opening & open_mask == 0
+    )
+    board[eksq] = king
+    return hopeless
+
+
+@jit()
+def _look_at_neighbours(pos, eksq, us, free):
+    """Fill free[d] for each neighbour of the king on eksq that none of the king's own pieces
+    holds: a square of a piece of ours that attacks it, or ESCAPE_FREE. Return the mask of
+    the free ones (bit d) and the mask of those onto which a line of ours would open if a
+    single piece of ours stepped out of it (a discovered attack). Each of our pieces is
+    asked once which of the squares it reaches with every line open (REACH); what stands
+    between (BETWEEN, the king lifted) says whether it attacks one now or one piece of ours
+    is in its way. The first attacker in square order is kept."""
+    board, st = pos.board, pos.st
+    near0 = 0
+    near1 = 0
     for d in range(8):
         if RAY_LEN[eksq, d] == 0:
             continue
@@ -157,20 +165,54 @@ def _escapes_stay_open(pos, eksq, us, free):
         q = board[e]
         if q != 0 and color_of(q) != us:
             continue  # one of the king's own pieces stands there
-        a = attacker_of(board, e, us)
-        free[d] = a if a >= 0 else ESCAPE_FREE
-        if a < 0:
+        free[d] = ESCAPE_FREE
+        if e < OCC_SPLIT:
+            near0 |= 1 << e
+        else:
+            near1 |= 1 << (e - OCC_SPLIT)
+    mine0 = st[ST_OCCUPIED + 2 * us]
+    mine1 = st[ST_OCCUPIED + 2 * us + 1]
+    occ0 = st[ST_OCCUPIED] | st[ST_OCCUPIED + 2]  # every piece but the king
+    occ1 = st[ST_OCCUPIED + 1] | st[ST_OCCUPIED + 3]
+    if eksq < OCC_SPLIT:
+        occ0 &= ~(1 << eksq)
+    else:
+        occ1 &= ~(1 << (eksq - OCC_SPLIT))
+    opening = 0
+    for half in range(2):
+        own = mine0 if half == 0 else mine1
+        while own != 0:
+            frm = half * OCC_SPLIT + lowest_bit(own)
+            own &= own - 1
+            t = type_of(board[frm])
+            for word in range(2):
+                hit = REACH[us, t, frm, word] & (near0 if word == 0 else near1)
+                while hit != 0:
+                    e = word * OCC_SPLIT + lowest_bit(hit)
+                    hit &= hit - 1
+                    d = LINE_DIR[eksq, e]
+                    in_way0 = BETWEEN[frm, e, 0] & occ0
+                    in_way1 = BETWEEN[frm, e, 1] & occ1
+                    if in_way0 | in_way1 == 0:
+                        if free[d] == ESCAPE_FREE:
+                            free[d] = frm
+                    elif _one_of_ours(in_way0, in_way1, mine0, mine1):
+                        opening |= 1 << d
+    open_mask = 0
+    for d in range(8):
+        if free[d] == ESCAPE_FREE:
             open_mask |= 1 << d
-    types = COVERABLE[us, eksq, open_mask]
-    if types != 0:
-        types &= _types_at_hand(pos, us)
-    hopeless = (
-        (types == 0 or not _a_piece_can_cover(pos, eksq, us, open_mask, types))
-        and line_blockers(board, eksq, us, us) == 0
-        and not _line_opens_onto(board, eksq, open_mask, us)
-    )
-    board[eksq] = king
-    return hopeless
+    return open_mask, opening
+
+
+@jit(inline="always")
+def _one_of_ours(bits0, bits1, mine0, mine1):
+    """Is the bit set (bits0, bits1) a single square, holding a piece of ours?"""
+    if bits0 != 0 and bits1 != 0:
+        return False
+    if bits0 != 0:
+        return bits0 & (bits0 - 1) == 0 and bits0 & mine0 != 0
+    return bits1 & (bits1 - 1) == 0 and bits1 & mine1 != 0
 
 
 @jit()
@@ -239,31 +281,6 @@ def _types_at_hand(pos, us):
             if t < GOLD:
                 types |= 1 << (t + PROMOTED)
     return types
-
-
-@jit()
-def _line_opens_onto(board, eksq, open_mask, us):
-    """Does one of our lines reach a neighbour of the king in `open_mask` once a single piece
-    of ours steps out of it (a discovered attack)?"""
-    for d in range(8):
-        if not (open_mask >> d) & 1:
-            continue
-        e = RAY[eksq, d, 0]
-        for d2 in range(8):
-            toward_e = 1 << OPPOSITE[d2]
-            blockers = 0
-            for k in range(RAY_LEN[e, d2]):
-                p = board[RAY[e, d2, k]]
-                if p == 0:
-                    continue
-                if color_of(p) != us:
-                    break
-                if blockers == 1:
-                    if SLIDE_MASK[p] & toward_e:
-                        return True
-                    break
-                blockers = 1
-    return False
 
 
 @jit()
