@@ -280,18 +280,22 @@ def _first_look(sfen):
     hopeless = cm._escapes_stay_open(a, eksq, us, free)
     assert (a.board == before).all(), sfen  # the king is put back
     open_mask = sum(1 << d for d in range(8) if free[d] == cm.ESCAPE_FREE)
-    return hopeless, cm.COVERABLE[us, eksq, open_mask], cm._types_at_hand(a, us)
+    king = a.board[eksq]
+    a.board[eksq] = 0
+    _, _, on_board, _ = cm._look_at_neighbours(a, eksq, us, np.full(8, cm.ESCAPE_UNKNOWN, np.int32))
+    a.board[eksq] = king
+    return hopeless, cm.COVERABLE[us, eksq, open_mask], on_board | cm.hand_mask(a.hands, us)
 
 
 def test_the_neighbours_look_agrees_with_asking_each_square():
     # _look_at_neighbours (each of our pieces asked once, by bit sets) against attacker_of
     # asked of each neighbour, the king lifted: the same free squares, and where one is not
     # free, a square of ours whose piece attacks it
-    from usi_engine.core.attacks import attacker_of, piece_attacks
+    from usi_engine.core.attacks import attacker_of, line_blockers, piece_attacks
 
     # the rook's line to 5a opens if the gold steps off it: through the king's square
     through_king = "9/4k4/9/9/4G4/9/9/4R4/K8 b - 1"
-    looked = free_squares = openings = 0
+    looked = free_squares = openings = discovered = 0
     for sfen in (
         random_positions(300, 41) + [p[0] for p in MATES] + DISCOVERED + OPENED_LINE_MATES + [through_king]
     ):
@@ -301,7 +305,9 @@ def test_the_neighbours_look_agrees_with_asking_each_square():
         free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
         king = a.board[eksq]
         a.board[eksq] = 0
-        mask, opening = cm._look_at_neighbours(a, eksq, us, free)
+        mask, opening, _, discovers = cm._look_at_neighbours(a, eksq, us, free)
+        assert discovers == (line_blockers(a.board, eksq, us, us) != 0), sfen
+        discovered += discovers
         for d in range(8):
             if cm.RAY_LEN[eksq, d] == 0:
                 continue
@@ -322,7 +328,7 @@ def test_the_neighbours_look_agrees_with_asking_each_square():
                 assert f >= 0 and not (mask >> d) & 1, (sfen, d)
                 assert (a.board[f] >> 4) == us and piece_attacks(a.board, f, a.board[f], e), (sfen, d)
         a.board[eksq] = king
-    assert looked > 1000 and 0 < free_squares < looked and openings > 0
+    assert looked > 1000 and 0 < free_squares < looked and openings > 0 and discovered > 0
 
 
 def _line_opens_onto(board, e, us):

@@ -40,7 +40,7 @@ ST_KING = 2  # st[ST_KING + color]: king square, -1 if that side has no king
 ST_MATERIAL = 4  # board + hand material, black's point of view
 ST_MOVENUM = 5  # SFEN move number of ply 0
 ST_PSQ = 6  # sum of piece-square terms, black's point of view
-# st[ST_OCCUPIED + 2*color + half]: that colour's occupied squares as bits (types.OCC_SPLIT);
+# st[ST_OCCUPIED + 2*color + word]: that colour's occupied squares as bits (types.OCC_SPLIT);
 # the move generators walk a side's pieces and the empty squares in square order through
 # them instead of reading all 81 squares
 ST_OCCUPIED = 8

@@ -17,7 +17,6 @@ from .types import (
     MAX_MOVES,
     NSQ,
     OCC_SPLIT,
-    PAWN,
     GOLD,
     KING,
     PROMOTED,
@@ -41,12 +40,11 @@ from .attacks import (
     REACH,
     ATTACKED_FROM,
     BETWEEN,
-    line_blockers,
     reach_squares,
 )
 from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED
 from .intrinsics import lowest_bit
-from .movegen import generate, generate_checks, can_capture_or_block, GEN_ALL
+from .movegen import generate, generate_checks, can_capture_or_block, hand_mask, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -133,13 +131,13 @@ def _escapes_stay_open(pos, eksq, us, free):
     board = pos.board
     king = board[eksq]
     board[eksq] = 0
-    open_mask, opening = _look_at_neighbours(pos, eksq, us, free)
+    open_mask, opening, on_board, discovers = _look_at_neighbours(pos, eksq, us, free)
     types = COVERABLE[us, eksq, open_mask]
     if types != 0:
-        types &= _types_at_hand(pos, us)
+        types &= on_board | hand_mask(pos.hands, us)
     hopeless = (
         (types == 0 or not _a_piece_can_cover(pos, eksq, us, open_mask, types))
-        and line_blockers(board, eksq, us, us) == 0
+        and not discovers
         and opening & open_mask == 0
     )
     board[eksq] = king
@@ -150,8 +148,10 @@ def _escapes_stay_open(pos, eksq, us, free):
 def _look_at_neighbours(pos, eksq, us, free):
     """Fill free[d] for each neighbour of the king on eksq that none of the king's own pieces
     holds: a square of a piece of ours that attacks it, or ESCAPE_FREE. Return the mask of
-    the free ones (bit d) and the mask of those onto which a line of ours would open if a
-    single piece of ours stepped out of it (a discovered attack). Each of our pieces is
+    the free ones (bit d), the mask of those onto which a line of ours would open if a
+    single piece of ours stepped out of it (a discovered attack), the piece types a move
+    of one of our pieces can leave on a square (bit t), and whether a piece of ours stands
+    alone between the king and a slider of ours (a discovered check). Each of our pieces is
     asked once which of the squares it reaches with every line open (REACH); what stands
     between (BETWEEN, the king lifted) says whether it attacks one now or one piece of ours
     is in its way. The first attacker in square order is kept."""
@@ -178,13 +178,24 @@ def _look_at_neighbours(pos, eksq, us, free):
         occ0 &= ~(1 << eksq)
     else:
         occ1 &= ~(1 << (eksq - OCC_SPLIT))
+    king_word = eksq // OCC_SPLIT
+    king_bit = 1 << (eksq % OCC_SPLIT)
     opening = 0
+    on_board = 0
+    discovers = False
     for half in range(2):
         own = mine0 if half == 0 else mine1
         while own != 0:
             frm = half * OCC_SPLIT + lowest_bit(own)
             own &= own - 1
             t = type_of(board[frm])
+            on_board |= 1 << t
+            if t < GOLD:
+                on_board |= 1 << (t + PROMOTED)
+            if REACH[us, t, frm, king_word] & king_bit and not discovers:
+                discovers = _one_of_ours(
+                    BETWEEN[frm, eksq, 0] & occ0, BETWEEN[frm, eksq, 1] & occ1, mine0, mine1
+                )
             for word in range(2):
                 hit = REACH[us, t, frm, word] & (near0 if word == 0 else near1)
                 while hit != 0:
@@ -202,7 +213,7 @@ def _look_at_neighbours(pos, eksq, us, free):
     for d in range(8):
         if free[d] == ESCAPE_FREE:
             open_mask |= 1 << d
-    return open_mask, opening
+    return open_mask, opening, on_board, discovers
 
 
 @jit(inline="always")
@@ -261,26 +272,6 @@ def _a_piece_can_cover(pos, eksq, us, open_mask, types):
                     if (REACH[us, t0, frm, 0] & to0) != 0 or (REACH[us, t0, frm, 1] & to1) != 0:
                         return True
     return False
-
-
-@jit()
-def _types_at_hand(pos, us):
-    """The piece types (bit t for type t) one move of ours can put on a square: those in
-    hand, those on the board, and the promoted forms of the latter."""
-    board, hands, st = pos.board, pos.hands, pos.st
-    types = 0
-    for t in range(PAWN, KING):
-        if hands[us, t] > 0:
-            types |= 1 << t
-    for half in range(2):
-        own = st[ST_OCCUPIED + 2 * us + half]
-        while own != 0:
-            t = type_of(board[half * OCC_SPLIT + lowest_bit(own)])
-            own &= own - 1
-            types |= 1 << t
-            if t < GOLD:
-                types |= 1 << (t + PROMOTED)
-    return types
 
 
 @jit()
