@@ -13,7 +13,6 @@ import numpy as np
 from .types import (
     jit,
     NSQ,
-    OCC_SPLIT,
     BLACK,
     WHITE,
     KING,
@@ -28,6 +27,7 @@ from .types import (
     moved_piece_after,
     color_of,
     type_of,
+    square_bits,
 )
 from .attacks import is_attacked, checks_after
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
@@ -128,10 +128,9 @@ def hand_covers(a, b):
 @jit()
 def flip_occupied(st, color, sq):
     """Put a piece of `color` on square `sq` of the bit sets, or take it off."""
-    if sq < OCC_SPLIT:
-        st[ST_OCCUPIED + 2 * color] ^= 1 << sq
-    else:
-        st[ST_OCCUPIED + 2 * color + 1] ^= 1 << (sq - OCC_SPLIT)
+    b0, b1 = square_bits(sq)
+    st[ST_OCCUPIED + 2 * color] ^= b0
+    st[ST_OCCUPIED + 2 * color + 1] ^= b1
 
 
 @jit()

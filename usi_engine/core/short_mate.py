@@ -17,6 +17,7 @@ from .types import (
     MAX_MOVES,
     NSQ,
     OCC_SPLIT,
+    square_bits,
     GOLD,
     KING,
     PROMOTED,
@@ -166,20 +167,14 @@ def _look_at_neighbours(pos, eksq, us, free):
         if q != 0 and color_of(q) != us:
             continue  # one of the king's own pieces stands there
         free[d] = ESCAPE_FREE
-        if e < OCC_SPLIT:
-            near0 |= 1 << e
-        else:
-            near1 |= 1 << (e - OCC_SPLIT)
+        b0, b1 = square_bits(e)
+        near0 |= b0
+        near1 |= b1
     mine0 = st[ST_OCCUPIED + 2 * us]
     mine1 = st[ST_OCCUPIED + 2 * us + 1]
-    occ0 = st[ST_OCCUPIED] | st[ST_OCCUPIED + 2]  # every piece but the king
-    occ1 = st[ST_OCCUPIED + 1] | st[ST_OCCUPIED + 3]
-    if eksq < OCC_SPLIT:
-        occ0 &= ~(1 << eksq)
-    else:
-        occ1 &= ~(1 << (eksq - OCC_SPLIT))
-    king_word = eksq // OCC_SPLIT
-    king_bit = 1 << (eksq % OCC_SPLIT)
+    king0, king1 = square_bits(eksq)
+    occ0 = (st[ST_OCCUPIED] | st[ST_OCCUPIED + 2]) & ~king0  # every piece but the king
+    occ1 = (st[ST_OCCUPIED + 1] | st[ST_OCCUPIED + 3]) & ~king1
     opening = 0
     on_board = 0
     discovers = False
@@ -192,7 +187,7 @@ def _look_at_neighbours(pos, eksq, us, free):
             on_board |= 1 << t
             if t < GOLD:
                 on_board |= 1 << (t + PROMOTED)
-            if REACH[us, t, frm, king_word] & king_bit and not discovers:
+            if (REACH[us, t, frm, 0] & king0 | REACH[us, t, frm, 1] & king1) != 0 and not discovers:
                 discovers = _one_of_ours(
                     BETWEEN[frm, eksq, 0] & occ0, BETWEEN[frm, eksq, 1] & occ1, mine0, mine1
                 )
@@ -237,11 +232,9 @@ def _a_piece_can_cover(pos, eksq, us, open_mask, types):
     open1 = 0
     for d in range(8):
         if (open_mask >> d) & 1:
-            e = RAY[eksq, d, 0]
-            if e < OCC_SPLIT:
-                open0 |= 1 << e
-            else:
-                open1 |= 1 << (e - OCC_SPLIT)
+            b0, b1 = square_bits(RAY[eksq, d, 0])
+            open0 |= b0
+            open1 |= b1
     own0 = st[ST_OCCUPIED + 2 * us]
     own1 = st[ST_OCCUPIED + 2 * us + 1]
     while types != 0:

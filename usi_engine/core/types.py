@@ -53,6 +53,14 @@ MAX_IN_HAND = np.array([0, 18, 4, 4, 4, 2, 2, 4, 0], dtype=np.int8)
 
 
 @jit(inline="always")
+def square_bits(sq):
+    """The bit set (word 0, word 1) that holds square sq alone (OCC_SPLIT)."""
+    if sq < OCC_SPLIT:
+        return 1 << sq, 0
+    return 0, 1 << (sq - OCC_SPLIT)
+
+
+@jit(inline="always")
 def make_move(frm, to, piece, promote):
     return to | (frm << 7) | (promote << 14) | (piece << 15)
 
