@@ -247,20 +247,15 @@ def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
 
 
 def _capture_positions(count, seed):
-    """Random playouts that stop where the side to move has at least four captures."""
-    rng = random.Random(seed)
+    """_positions' playouts where the side to move, not in check, has at least four captures."""
     out = []
-    while len(out) < count:
-        board = cshogi.Board()
-        for _ in range(rng.randrange(30, 160)):
-            moves = list(board.legal_moves)
-            if not moves or board.is_game_over():
-                break
-            board.push(rng.choice(moves))
+    for sfen in _positions(6 * count, seed):
+        board = cshogi.Board(sfen)
         captures = [m for m in board.legal_moves if board.piece(cshogi.move_to(m)) != 0]
         if len(captures) >= 4 and not board.is_check():
-            out.append(board.sfen())
-    return out
+            out.append(sfen)
+    assert len(out) >= count
+    return out[:count]
 
 
 def test_capture_picking_asks_see_late_and_hands_out_the_same_order():
