@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from usi_engine.position import Position
-from usi_engine.core.see import see, capture_value, SEE_BUF
+from usi_engine.core.see import see, see_ge, surely_keeps, capture_value, SEE_BUF
 from usi_engine.core.weights import TYPE_VALUE, HAND_VALUE
-from usi_engine.core.types import PAWN, SILVER, ROOK, GOLD, DRAGON, PROMOTED
+from usi_engine.core.types import PAWN, SILVER, ROOK, GOLD, KING, DRAGON, PROMOTED, type_of, moved_piece
 
 P, S, R, G = (capture_value(t) for t in (PAWN, SILVER, ROOK, GOLD))
 ROOK_PROMO = TYPE_VALUE[DRAGON] - TYPE_VALUE[ROOK]
@@ -94,27 +94,51 @@ def _reference_see(board, m):
     return gains[0]
 
 
-def test_see_agrees_with_a_plain_exchange_on_random_positions():
-    # every legal move of positions from random games, against the exchange played out on
-    # a copy of the board; the board itself is left as it was
+def _random_positions(games, seed):
+    """Positions of random games from cshogi's move generator, 30 to 140 plies deep."""
     cshogi = pytest.importorskip("cshogi")
-    rng = np.random.default_rng(5)
-    buf = np.zeros(SEE_BUF, np.int64)
-    exchanges = 0
-    for game in range(40):
+    rng = np.random.default_rng(seed)
+    for _ in range(games):
         board = cshogi.Board()
         for _ in range(int(rng.integers(30, 140))):
             moves = list(board.legal_moves)
             if not moves or board.is_game_over():
                 break
             board.push(moves[int(rng.integers(len(moves)))])
-        pos = Position(board.sfen())
+        yield Position(board.sfen())
+
+
+def test_see_agrees_with_a_plain_exchange_on_random_positions():
+    # every legal move of positions from random games, against the exchange played out on
+    # a copy of the board; the board itself is left as it was
+    buf = np.zeros(SEE_BUF, np.int64)
+    exchanges = 0
+    for pos in _random_positions(40, seed=5):
         b = pos.arrays.board
         before = b.copy()
         for move in pos.legal_moves():
             m = pos.parse_move(str(move))
             value = see(b, m, buf)
-            assert value == _reference_see(b, m), (board.sfen(), str(move))
+            assert value == _reference_see(b, m), (pos.sfen(), str(move))
             exchanges += value != 0
         assert (b == before).all()
     assert exchanges > 300
+
+
+def test_see_ge_answers_as_the_whole_exchange_would():
+    # see_ge decides most moves from their first two captures; wherever it does, its answer
+    # must be the one the exchange played out gives, at thresholds on both sides of it
+    buf = np.zeros(SEE_BUF, np.int64)
+    settled = {"captures": 0, "king moves": 0}
+    for pos in _random_positions(40, seed=6):
+        b = pos.arrays.board
+        for move in pos.legal_moves():
+            m = pos.parse_move(str(move))
+            value = see(b, m, buf)
+            for threshold in (value - 451, value - 1, value, value + 1, -600, -60, 0, 200):
+                assert see_ge(b, m, threshold, buf) == (value >= threshold), (pos.sfen(), str(move))
+                if surely_keeps(b, m, threshold):
+                    assert value >= threshold, (pos.sfen(), str(move), threshold)
+            if surely_keeps(b, m, 0):
+                settled["king moves" if type_of(int(moved_piece(m))) == KING else "captures"] += 1
+    assert settled["captures"] > 20 and settled["king moves"] > 100, settled

@@ -31,7 +31,7 @@ from .params import (
 )
 from .attacks import piece_attacks
 from .board import ST_KING
-from .see import see
+from .see import see, see_ge, surely_keeps
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 
 SCORE_TT1 = 1 << 40
@@ -77,9 +77,10 @@ def capture_score(ctx, board, m):
     """MVV-LVA among the captures that do not lose material by SEE, plus their capture
     history weighted by CaptureHistory/64; the others go last, ordered by what the exchange
     loses."""
-    s = see(board, m, ctx.see_buf)
-    if s < 0:
-        return SCORE_BAD_CAPTURE + s
+    if not surely_keeps(board, m, 0):
+        s = see(board, m, ctx.see_buf)
+        if s < 0:
+            return SCORE_BAD_CAPTURE + s
     return capture_value(ctx, board, m)
 
 
@@ -140,7 +141,7 @@ def _check_bonus(pos, ctx, us, m):
     bonus = sp[SP_QUIET_CHECK_BONUS]
     if bonus == 0 or not checks_directly(pos.board, m, pos.st[ST_KING + 1 - us]):
         return 0
-    if sp[SP_QUIET_CHECK_SEE] != 0 and see(pos.board, m, ctx.see_buf) < -sp[SP_QUIET_CHECK_SEE_MARGIN]:
+    if sp[SP_QUIET_CHECK_SEE] != 0 and not see_ge(pos.board, m, -sp[SP_QUIET_CHECK_SEE_MARGIN], ctx.see_buf):
         return 0
     return bonus
 
@@ -215,8 +216,9 @@ def pick_capture(ctx, board, moves, scores, start, n):
     captures after that are never looked at by SEE."""
     while True:
         best = _best_from(scores, start, n)
-        if SCORE_BAD_CAPTURE < scores[best] < SCORE_TT2:  # a capture SEE has not judged yet
-            s = see(board, moves[best], ctx.see_buf)
+        m = moves[best]
+        if SCORE_BAD_CAPTURE < scores[best] < SCORE_TT2 and not surely_keeps(board, m, 0):
+            s = see(board, m, ctx.see_buf)  # a capture SEE has not judged yet
             if s < 0:
                 scores[best] = SCORE_BAD_CAPTURE + s
                 continue

@@ -112,7 +112,7 @@ from .movepick import (
     PICK_CUR,
 )
 from .short_mate import mate_in_1
-from .see import see
+from .see import see_ge
 from .params import (
     SP_RAZOR_MARGIN,
     SP_FUTILITY_MARGIN,
@@ -400,7 +400,7 @@ def _safe_quiet_checks(pos, ctx, moves):
             continue
         if kept >= ctx.sp[SP_QS_CHECKS]:
             break
-        if see(pos.board, m, ctx.see_buf) >= 0:
+        if see_ge(pos.board, m, 0, ctx.see_buf):
             moves[kept] = m  # kept <= i: nothing unread is overwritten
             kept += 1
     return kept
@@ -517,7 +517,7 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
             evasion_margin > 0
             and best > -VALUE_MATE_IN_MAX
             and not is_tactical(pos.board, m)
-            and see(pos.board, m, ctx.see_buf) < -evasion_margin
+            and not see_ge(pos.board, m, -evasion_margin, ctx.see_buf)
         ):
             continue  # QsEvasionSee: the king is safe already; this interposition loses material
         searched += 1
@@ -725,7 +725,7 @@ def _check_extension(pos, ctx, m, d_plies):
     extensions in shogi, where one check follows another."""
     if d_plies < ctx.sp[SP_CHECK_EXTENSION_DEPTH]:
         return 0
-    if ctx.sp[SP_CHECK_EXTENSION_SEE] != 0 and see(pos.board, m, ctx.see_buf) < 0:
+    if ctx.sp[SP_CHECK_EXTENSION_SEE] != 0 and not see_ge(pos.board, m, 0, ctx.see_buf):
         return 0
     return ONE_PLY // 2
 
@@ -1000,7 +1000,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             pc_depth = depth - PROBCUT_SHALLOWER * ONE_PLY
             for i in range(n):
                 m = pick_next(moves, scores, i, n)
-                if see(pos.board, m, ctx.see_buf) < pc_beta - static:
+                if not see_ge(pos.board, m, pc_beta - static, ctx.see_buf):
                     continue  # even the exchange's gain leaves it short of the bar
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
@@ -1184,10 +1184,10 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         ):
             check_as_capture = checks and sp[SP_SEE_QUIET_CHECK] != 0
             if quiet and not check_as_capture:
-                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_QUIET_MARGIN] * prune_d * prune_d:
+                if not see_ge(pos.board, m, -sp[SP_SEE_QUIET_MARGIN] * prune_d * prune_d, ctx.see_buf):
                     continue
             elif picker[PICK_SCORE] < 0 or checks:
-                if see(pos.board, m, ctx.see_buf) < -sp[SP_SEE_CAPTURE_MARGIN] * d_plies:
+                if not see_ge(pos.board, m, -sp[SP_SEE_CAPTURE_MARGIN] * d_plies, ctx.see_buf):
                     continue
         ext = 0
         if extend_ok and params[P_CHECK_EXT]:

@@ -12,6 +12,8 @@ knights.  The board is only read.
 
 from .types import (
     jit,
+    PAWN,
+    ROOK,
     KING,
     GOLD,
     PROMOTED,
@@ -33,6 +35,8 @@ _MAX_SWAPS = 60
 _LINES = 64  # buf[_LINES + d]: index k of the next piece on the line from `to` in direction d, -1 if none
 _NO_ATTACKER = -1
 _KNIGHT_SLOT = 8  # _cheapest_attacker's answer for the knight on KNIGHT_TO[1 - side, to, i]: 8 + i
+# The most a recapture's promotion can add to what it takes (a pawn that becomes a tokin)
+_MAX_PROMOTION_GAIN = max(TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t] for t in range(PAWN, ROOK + 1))
 
 
 @jit(inline="always")
@@ -89,6 +93,43 @@ def _cheapest_attacker(board, to, side, buf, knights_gone):
     return best
 
 
+@jit(inline="always")
+def _first_capture(board, m):
+    """What move m gains at once (the piece it takes, into our hand, and its promotion),
+    and what the opponent gains by taking the piece on its destination."""
+    to = move_to(m)
+    t = type_of(moved_piece(m))
+    victim = type_of(board[to])
+    gain = capture_value(victim) if victim != 0 else 0
+    if is_promotion(m):
+        gain += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
+        t += PROMOTED
+    return gain, capture_value(t)
+
+
+@jit(inline="always")
+def surely_keeps(board, m, threshold):
+    """True where the first two captures alone show see(board, m, buf) >= threshold for the
+    legal move m: the side making m can stop after the opponent's recapture, which takes the
+    moved piece and promotes at most one piece.  A legal king move stands on a square no
+    piece of theirs attacks, so nothing recaptures."""
+    gain, lost = _first_capture(board, m)
+    if type_of(moved_piece(m)) == KING:
+        return gain >= threshold
+    return gain - lost - _MAX_PROMOTION_GAIN >= threshold
+
+
+@jit(inline="always")
+def see_ge(board, m, threshold, buf):
+    """see(board, m, buf) >= threshold for the legal move m, with the exchange played out only
+    where its first captures leave the answer open: it never ends above what m takes at once."""
+    if surely_keeps(board, m, threshold):
+        return True
+    if _first_capture(board, m)[0] < threshold:
+        return False
+    return see(board, m, buf) >= threshold
+
+
 @jit()
 def see(board, m, buf):
     """Material balance of move m for the side making it after the exchange on its
@@ -96,16 +137,9 @@ def see(board, m, buf):
     int64[SEE_BUF] scratch."""
     to = move_to(m)
     frm = move_from(m)
-    piece = moved_piece(m)
-    us = color_of(piece)
-    t = type_of(piece)
-    victim = type_of(board[to])
-    gain0 = capture_value(victim) if victim != 0 else 0
-    if is_promotion(m):
-        gain0 += TYPE_VALUE[t + PROMOTED] - TYPE_VALUE[t]
-        t += PROMOTED
+    us = color_of(moved_piece(m))
+    gain0, on_to = _first_capture(board, m)
     buf[0] = gain0
-    on_to = capture_value(t)
     for d in range(8):
         buf[_LINES + d] = _next_piece(board, to, d, 0, frm)
     knights_gone = 0
