@@ -273,6 +273,20 @@ def test_bounded_rule_stays_within_d(d):
         assert entry == d
 
 
+def test_each_history_table_holds_its_bound():
+    # the bounded rule keeps an entry within +-D, so a table's type need hold D and no more:
+    # the continuation table is int16 to halve its size, which a larger D would overflow
+    _, ctx = tree(OPENING)
+    for table, d in ((ctx.butterfly, BUTTERFLY_D), (ctx.continuation, CONTINUATION_D)):
+        assert np.iinfo(table.dtype).min <= -d and d <= np.iinfo(table.dtype).max
+    assert ctx.continuation.dtype == np.int16
+    m = make_move(parse_square("7g"), parse_square("7f"), 1, 0)
+    largest = history_bonus(np.array([p.hi for p in PARAMS], np.int64), 200)  # a tuner's most
+    for _ in range(500):  # saturated by it, the entry is stored exactly
+        update_quiet(ctx, 0, m, (11, -1, -1, -1), largest)
+    assert ctx.continuation[11, piece_to(m)] == CONTINUATION_D
+
+
 def test_history_bonus_never_exceeds_the_smallest_bound():
     sp = np.array(defaults(), np.int64)
     assert all(0 < history_bonus(sp, d) <= BUTTERFLY_D for d in range(0, 200))

@@ -35,7 +35,8 @@ Histories = namedtuple(
     "Histories",
     [
         "butterfly",  # int32[2, FROM_NB, 81]
-        "continuation",  # int32[PIECE_TO, PIECE_TO]: indexed by a previous move and this move
+        "continuation",  # int16[PIECE_TO, PIECE_TO]: indexed by a previous move and this move;
+        # int16 since its entries stay within +-CONTINUATION_D, which halves its 27 MB
         "counter",  # int32[PIECE_TO]: the refutation last seen for a previous move
         "killers",  # int32[MAX_PLY + 8, 2]
         "capture",  # int32[PIECE_NB, 81, TYPE_NB]: captures (and pawn promotions) by the
@@ -49,7 +50,7 @@ Histories = namedtuple(
 def new_histories() -> Histories:
     return Histories(
         np.zeros((2, FROM_NB, NSQ), np.int32),
-        np.zeros((PIECE_TO, PIECE_TO), np.int32),
+        np.zeros((PIECE_TO, PIECE_TO), np.int16),
         np.zeros(PIECE_TO, np.int32),
         np.zeros((MAX_PLY + 8, 2), np.int32),
         np.zeros((PIECE_NB, NSQ, TYPE_NB), np.int32),
