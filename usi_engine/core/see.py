@@ -8,6 +8,10 @@ drop cannot capture.  The eight lines through the square are walked once, to the
 on each; when that piece takes part, only its line is walked on, to the piece behind it.
 Among equally valuable attackers the first line in direction order goes first, then the
 knights.  The board is only read.
+
+The pruning and the picker mostly ask a threshold question ("does the exchange keep at
+least t?"): `see_ge` answers it, and `surely_keeps` settles it without the exchange where
+the first capture and the recapture decide it.
 """
 
 from .types import (
