@@ -112,25 +112,33 @@ def _first_capture(board, m):
 
 
 @jit(inline="always")
-def surely_keeps(board, m, threshold):
-    """True where the first two captures alone show see(board, m, buf) >= threshold for the
-    legal move m: the side making m can stop after the opponent's recapture, which takes the
-    moved piece and promotes at most one piece.  A legal king move stands on a square no
-    piece of theirs attacks, so nothing recaptures."""
-    gain, lost = _first_capture(board, m)
+def _kept_after_recapture(gain, lost, m, threshold):
+    """Whether move m, which takes `gain` at once and leaves a piece worth `lost` to take
+    back, keeps at least `threshold` whatever follows: the side making m can stop after the
+    opponent's recapture, which promotes at most one piece.  A legal king move stands on a
+    square no piece of theirs attacks, so nothing recaptures."""
     if type_of(moved_piece(m)) == KING:
         return gain >= threshold
     return gain - lost - _MAX_PROMOTION_GAIN >= threshold
 
 
 @jit(inline="always")
+def surely_keeps(board, m, threshold):
+    """True where the first two captures alone show see(board, m, buf) >= threshold for the
+    legal move m (the picker asks this before the exact SEE of a capture)."""
+    gain, lost = _first_capture(board, m)
+    return _kept_after_recapture(gain, lost, m, threshold)
+
+
+@jit(inline="always")
 def see_ge(board, m, threshold, buf):
     """see(board, m, buf) >= threshold for the legal move m, with the exchange played out only
     where its first captures leave the answer open: it never ends above what m takes at once."""
-    if surely_keeps(board, m, threshold):
-        return True
-    if _first_capture(board, m)[0] < threshold:
+    gain, lost = _first_capture(board, m)
+    if gain < threshold:
         return False
+    if _kept_after_recapture(gain, lost, m, threshold):
+        return True
     return see(board, m, buf) >= threshold
 
 
