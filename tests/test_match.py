@@ -18,7 +18,7 @@ import shogi.KIF
 
 from usi_engine.match import cli
 from usi_engine.match.records import GameRecord, MoveRecord, to_csa, to_kif
-from usi_engine.match.referee import BLACK, WHITE, Reason, Referee, check_declaration
+from usi_engine.match.referee import BLACK, RESIGNED_UNSEARCHED, WHITE, Reason, Referee, check_declaration
 from usi_engine.match.config import (
     EngineSpec,
     MatchConfig,
@@ -527,6 +527,26 @@ def test_engine_answers_adjudicated(tmp_path, flag, reason):
     # the second go of the process: move 2 of game 1, and game 2 is a normal game
     first = min(result.games, key=lambda g: g.index)
     assert first.outcome.reason == reason and first.outcome.winner == BLACK
+
+
+def test_a_resignation_without_a_search_is_reported_apart(tmp_path):
+    # Each answers its first go of the match with resign: Silent without an info line,
+    # as an engine that could not search does, Searched after its usual one.
+    engines = [
+        spec("Silent", "random_engine.py", "--resign-at", "1", "--no-info"),
+        spec("Searched", "random_engine.py", "--resign-at", "1"),
+    ]
+    result = run_match(config(engines, tmp_path, games=2, concurrency=1))
+    first = min(result.games, key=lambda g: g.index)
+    assert first.black == "Silent" and first.outcome.winner == WHITE
+    assert first.outcome.reason == Reason.RESIGN and first.outcome.detail == RESIGNED_UNSEARCHED
+    second = max(result.games, key=lambda g: g.index)
+    assert second.black == "Searched" and second.outcome.reason == Reason.RESIGN
+    assert second.outcome.detail == ""
+    assert result.resigned_unsearched() == {"Silent": 1}
+    report = result.report()
+    assert "Endings: resign 2" in report
+    assert "Resigned without a search: Silent 1 (no info line before bestmove resign" in report
 
 
 def test_engine_that_cannot_start_loses(tmp_path):

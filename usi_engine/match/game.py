@@ -12,7 +12,7 @@ import shogi
 
 from .config import EngineSpec, TimeControl
 from .records import GameRecord, MoveRecord
-from .referee import BLACK, WHITE, Outcome, Reason, Referee
+from .referee import BLACK, RESIGNED_UNSEARCHED, WHITE, Outcome, Reason, Referee
 from .schedule import ScheduledGame
 from ..usiproc import Aborted, EngineCrashed, EngineError, EngineLog, EngineTimeout, SearchResult, UsiProcess
 
@@ -179,7 +179,8 @@ def _think(
         return ref.forfeit(Reason.TIMEOUT, f"{result.elapsed_ms:.0f} ms for one move"), None, None
     clocks[side].consume(result.elapsed_ms)
     if result.bestmove == "resign":
-        return ref.resign(), None, None
+        searched = result.score is not None or result.depth is not None
+        return ref.resign("" if searched else RESIGNED_UNSEARCHED), None, None
     if result.bestmove == "win":
         return ref.declare_win(), None, None
     before = ref.ply

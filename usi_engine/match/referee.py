@@ -45,6 +45,12 @@ class Reason(str, enum.Enum):
     TIMEOUT = "timeout"
 
 
+# The detail of a resignation that no search preceded: an engine that could not search (a
+# missing module, a network it could not load) may still answer every `go` with `bestmove
+# resign`, and a match of such games ends in seconds with a plausible score.
+RESIGNED_UNSEARCHED = "without a search (no info line gave a score or a depth)"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """The end of a game: ``winner`` is ``BLACK``, ``WHITE`` or ``None`` (draw)."""
@@ -215,9 +221,9 @@ class Referee:
             return Outcome(mover, Reason.ENTERING_KING, why)
         return Outcome(1 - mover, Reason.FALSE_DECLARATION, why)
 
-    def resign(self) -> Outcome:
+    def resign(self, detail: str = "") -> Outcome:
         """The side to move resigns."""
-        return Outcome(1 - self.turn, Reason.RESIGN)
+        return Outcome(1 - self.turn, Reason.RESIGN, detail)
 
     def forfeit(self, reason: Reason, detail: str = "", loser: Optional[int] = None) -> Outcome:
         """``loser`` (default: the side to move) loses by time, crash or timeout."""

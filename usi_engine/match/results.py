@@ -12,7 +12,7 @@ from typing import Optional
 
 from .config import MatchConfig
 from .records import GameRecord, to_csa, to_kif
-from .referee import BLACK, WHITE
+from .referee import BLACK, RESIGNED_UNSEARCHED, WHITE, Reason
 from .stats import Results, Summary, fmt_elo, summarize, summarize_results
 
 
@@ -130,7 +130,24 @@ class MatchResult:
                 )
         reasons = Counter(g.outcome.reason.value for g in self.games if g.outcome)
         lines.append("Endings: " + ", ".join(f"{r} {n}" for r, n in reasons.most_common()))
+        unsearched = self.resigned_unsearched()
+        if unsearched:
+            lines.append(
+                "Resigned without a search: "
+                + ", ".join(f"{name} {n}" for name, n in unsearched.items())
+                + " (no info line before bestmove resign: could it search? its log is in logs/)"
+            )
         return "\n".join(lines)
+
+    def resigned_unsearched(self) -> dict[str, int]:
+        """Per engine, the games it resigned without a search (RESIGNED_UNSEARCHED)."""
+        names = [e.name for e in self.config.engines]
+        counts: Counter[str] = Counter()
+        for g in self.games:
+            o = g.outcome
+            if o and o.reason == Reason.RESIGN and o.detail == RESIGNED_UNSEARCHED:
+                counts[names[g.white_engine if o.winner == BLACK else g.black_engine]] += 1
+        return dict(counts)
 
     def points(self) -> dict[str, float]:
         names = [e.name for e in self.config.engines]
