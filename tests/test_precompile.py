@@ -45,6 +45,22 @@ def test_the_helper_ends_with_the_engine_and_says_nothing(tmp_path):
     assert not list(tmp_path.rglob("*.nbi"))  # ended before it wrote anything
 
 
+def test_a_finished_helper_is_reaped_while_the_engine_runs(tmp_path, monkeypatch):
+    """The engine never waits for its helper; start() leaves a thread that does, so the
+    helper's end does not leave a zombie process beside the engine."""
+    from usi_engine import precompile
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(precompile, "wanted", lambda: True)
+    helper = precompile.start()
+    assert helper is not None
+    helper.stdin.close()  # as the engine's end would: the helper exits at once
+    deadline = time.monotonic() + 60
+    while helper.returncode is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # only the reaper's wait() sets returncode: nothing here polls
+    assert helper.returncode == 0
+
+
 HOLD_THE_LOCK = r"""
 import sys, time
 from usi_engine.core.jit import _cache_lock

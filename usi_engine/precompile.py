@@ -46,7 +46,7 @@ def start() -> subprocess.Popen | None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
     try:
-        return subprocess.Popen(
+        helper = subprocess.Popen(
             [sys.executable, "-m", "usi_engine.precompile"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -56,6 +56,10 @@ def start() -> subprocess.Popen | None:
         )
     except OSError:
         return None  # the engine compiles alone, as it would on one core
+    # reaped as soon as it ends: a finished helper would otherwise stay a zombie process
+    # for as long as the engine runs
+    threading.Thread(target=helper.wait, name="precompile-reaper", daemon=True).start()
+    return helper
 
 
 def _end_with_the_engine() -> None:
