@@ -84,6 +84,30 @@ def test_a_folder_of_another_run_is_refused(tmp_path, openings):
     assert (out / "pairs.jsonl").read_text() == before
 
 
+@pytest.mark.parametrize("resign_at, counted", [(1, 2), (2, 0)], ids=["at-once", "after-a-move"])
+def test_a_loss_before_the_first_move_is_reported_apart(tmp_path, openings, capsys, resign_at, counted):
+    """An engine resigning at its first turn after the opening, in both colours, is named
+    under the endings; one that resigns after a move of its own is not."""
+    (tmp_path / "a").mkdir()
+    resigning = pid_recording_engine(
+        tmp_path / "a", f'"{sys.executable}" "{RANDOM_ENGINE}" --resign-at {resign_at}', tmp_path / "pids"
+    )
+    out = tmp_path / "run"
+    args = argv(openings, out, 2)
+    args[args.index("--engine1") + 1] = str(resigning)
+    assert cshogi_match.main(args) == 0
+    text = capsys.readouterr().out
+    assert "W-L-D 0-2-0" in text and "Endings: checkmate or resignation 2" in text
+    (pair,) = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    # opening 1 is two plies; black (engine 1 first) resigns at once, or after one move each
+    assert pair["opening_plies"] == 2
+    assert [g["plies"] for g in pair["games"]] == ([2, 3] if resign_at == 1 else [4, 5])
+    if counted:
+        assert f"Lost before its first move: first {counted} (resigned or mated" in text
+    else:
+        assert "Lost before its first move" not in text
+
+
 def test_bad_openings_and_games_are_refused(tmp_path, openings):
     with pytest.raises(SystemExit, match="3 openings, not enough for 4 pairs from opening 1"):
         cshogi_match.main(argv(openings, tmp_path / "a", 8))

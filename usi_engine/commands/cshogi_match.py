@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,11 +139,13 @@ def client_command(s: Settings, openings_file: str, index: int, csa_dir: str) ->
 
 
 def read_pair(output: str, s: Settings) -> list[dict]:
-    """The two games of one client run, from its output: engine 1's score and the ending."""
-    endings = []
+    """The two games of one client run, from its output: engine 1's score, the ending and
+    the plies played, the opening's included."""
+    endings, plies = [], []
     for line in output.splitlines():
         if line.startswith("まで"):
             endings.append(next((word for mark, word in ENDINGS if mark in line), "other"))
+            plies.append(int(re.match(r"まで(\d+)手", line).group(1)))
     head = f"{s.name1} vs {s.name2}: "
     totals = [
         tuple(int(x) for x in line[len(head) :].split()[0].split("-"))
@@ -152,9 +155,9 @@ def read_pair(output: str, s: Settings) -> list[dict]:
     if len(endings) != 2 or len(totals) != 2:
         raise ValueError("the client did not finish both games")
     games, before = [], (0, 0, 0)
-    for ending, total in zip(endings, totals):
+    for ending, total, played in zip(endings, totals, plies):
         won, lost, drawn = (a - b for a, b in zip(total, before))
-        games.append({"score": 1.0 if won else 0.0 if lost else 0.5, "ending": ending})
+        games.append({"score": 1.0 if won else 0.0 if lost else 0.5, "ending": ending, "plies": played})
         before = total
     return games
 
@@ -212,10 +215,11 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def play_pair(
-    clients: Clients, s: Settings, out: str, openings_file: str, index: int, timeout: float
+    clients: Clients, s: Settings, out: str, openings: tuple[str, list[str]], index: int, timeout: float
 ) -> dict:
-    """Opening `index` played by the client within `timeout` seconds; its record, or
-    RuntimeError naming the log."""
+    """Opening `index` of `openings` (the client's file and its lines) played by the client
+    within `timeout` seconds; its record, or RuntimeError naming the log."""
+    openings_file, lines = openings
     name = f"pair-{index + 1:04d}"
     log = os.path.join(out, "logs", name + ".log")
     # a folder per pair: the client names a record by the engines and the second it began
@@ -233,7 +237,11 @@ def play_pair(
         games = read_pair(stdout, s)
     except ValueError as exc:
         raise RuntimeError(f"pair {index + 1}: {exc}; its output is in {log}") from None
-    return {"pair": index + 1, "opening": s.opening_start + index, "games": games}
+    opening_plies = len(lines[index].split()) - len(("startpos", "moves"))
+    return {
+        "pair": index + 1, "opening": s.opening_start + index, "opening_plies": opening_plies,
+        "games": games,
+    }  # fmt: skip
 
 
 def load_pairs(out: str, s: Settings) -> dict[int, dict]:
@@ -262,6 +270,23 @@ def load_pairs(out: str, s: Settings) -> dict[int, dict]:
     return pairs
 
 
+def lost_before_moving(pairs: list[dict], s: Settings) -> dict[str, int]:
+    """Per engine, the games it lost by resignation or checkmate before it made a move after
+    the opening.  An engine that cannot search (started by a python without numba, say)
+    resigns at its first ``go``, and a match of such games ends in seconds with a score that
+    reads like any other.  The client does not show the engines' output, so the game's
+    length is the sign: it ended within one ply of the opening.  Pairs kept by a version
+    that did not record lengths are not counted."""
+    lost: Counter[str] = Counter()
+    for pair in pairs:
+        for game in pair["games"]:
+            if game["ending"] != "checkmate or resignation" or "plies" not in game:
+                continue
+            if game["plies"] - pair["opening_plies"] <= 1:
+                lost[s.name1 if game["score"] == 0.0 else s.name2] += 1
+    return dict(lost)
+
+
 def report(pairs: list[dict], s: Settings) -> str:
     results, endings = Results(), Counter()
     for pair in pairs:
@@ -270,10 +295,19 @@ def report(pairs: list[dict], s: Settings) -> str:
             endings[game["ending"]] += 1
         results.add_pair(sum(g["score"] for g in pair["games"]))
     summary = summarize(results.wins, results.losses, results.draws, results.penta)
-    return (
-        f"{s.name1} vs {s.name2} (cshogi's client): {summary.line()}\n"
-        f"Endings: {', '.join(f'{e} {n}' for e, n in endings.most_common())}"
-    )
+    lines = [
+        f"{s.name1} vs {s.name2} (cshogi's client): {summary.line()}",
+        f"Endings: {', '.join(f'{e} {n}' for e, n in endings.most_common())}",
+    ]
+    unmoved = lost_before_moving(pairs, s)
+    if unmoved:
+        lines.append(
+            "Lost before its first move: "
+            + ", ".join(f"{name} {n}" for name, n in unmoved.items())
+            + " (resigned or mated at its first turn after the opening: could it search?"
+            " the client does not show an engine's info strings: start it by hand)"
+        )
+    return "\n".join(lines)
 
 
 def keep_pairs(futures: list[Future], log: TextIO, done: dict[int, dict]) -> str | None:
@@ -339,7 +373,9 @@ def main(argv: list[str] | None = None) -> int:
             if log.read(1) != "\n":
                 log.write("\n")
         timeout = a.pair_timeout or pair_time_limit(settings)
-        futures = [pool.submit(play_pair, clients, settings, a.out, openings_file, i, timeout) for i in todo]
+        futures = [
+            pool.submit(play_pair, clients, settings, a.out, (openings_file, lines), i, timeout) for i in todo
+        ]
         try:
             with stop_on_signals():
                 failure = keep_pairs(futures, log, done)
