@@ -245,3 +245,22 @@ def test_a_setting_added_later_counts_only_when_set():
     now = without_unset({"depth": 6, "evaldir": "eval", "factors": {}}, ("evaldir", "factors"))
     assert differing_settings(older, now) == ["evaldir"]
     assert differing_settings({"depth": 6, "seed": 1}, {"depth": 8, "seed": 1}) == ["depth"]
+
+
+def test_two_paths_to_one_folder_are_one_setting(tmp_path):
+    """A run resumed from another checkout whose `runs` links to the same folder names its
+    teacher's network by another path: the same setting. Another folder is not."""
+    from usi_engine.training.run_identity import differing_settings
+
+    (tmp_path / "shared" / "eval").mkdir(parents=True)
+    (tmp_path / "other-eval").mkdir()
+    for checkout in ("a", "b"):
+        (tmp_path / checkout).mkdir()
+        (tmp_path / checkout / "runs").symlink_to(tmp_path / "shared")
+    first = {"teacher_options": [["EvalDir", str(tmp_path / "a" / "runs" / "eval")], ["Threads", "1"]]}
+    resumed = {"teacher_options": (("EvalDir", str(tmp_path / "b" / "runs" / "eval")), ("Threads", "1"))}
+    assert differing_settings(first, resumed) == []
+    moved = {"teacher_options": [["EvalDir", str(tmp_path / "other-eval")], ["Threads", "1"]]}
+    assert differing_settings(first, moved) == ["teacher_options"]
+    gone = {"teacher_options": [["EvalDir", str(tmp_path / "b" / "runs" / "none")], ["Threads", "1"]]}
+    assert differing_settings(first, gone) == ["teacher_options"]
