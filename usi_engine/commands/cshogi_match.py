@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import TextIO
 
 from usi_engine.interrupt import Stopped, first_done, stop_on_signals
-from usi_engine.match.config import load_openings
+from usi_engine.match.config import Opening, load_openings
 from usi_engine.match.stats import Results, summarize
 
 PAIRS = "pairs.jsonl"
@@ -108,22 +108,22 @@ def pair_time_limit(s: Settings) -> float:
     return PAIR_START_SECONDS + 2 * s.max_moves * (s.byoyomi / 1000 + PLY_SLACK_SECONDS)
 
 
-def opening_lines(path: str, start: int, pairs: int) -> list[str]:
-    """The ``startpos moves`` lines of the openings played; ValueError says what is wrong."""
+def chosen_openings(path: str, start: int, pairs: int) -> list[Opening]:
+    """The openings played, each a ``startpos moves`` line; ValueError says what is wrong."""
     openings = load_openings(path)
     chosen = openings[start - 1 : start - 1 + pairs]
     if len(chosen) < pairs:
         raise ValueError(
             f"{path}: {len(openings)} openings, not enough for {pairs} pairs from opening {start}"
         )
-    lines = [o.describe() for o in chosen]
-    for number, line in enumerate(lines, start):
+    for number, opening in enumerate(chosen, start):
+        line = opening.describe()
         if not line.startswith("startpos moves "):
             raise ValueError(
                 f"{path}: opening {number} does not start from the initial position, "
                 f"which is all cshogi's client plays: {line[:80]}"
             )
-    return lines
+    return chosen
 
 
 def client_command(s: Settings, openings_file: str, index: int, csa_dir: str) -> list[str]:
@@ -145,7 +145,10 @@ def read_pair(output: str, s: Settings) -> list[dict]:
     for line in output.splitlines():
         if line.startswith("まで"):
             endings.append(next((word for mark, word in ENDINGS if mark in line), "other"))
-            plies.append(int(re.match(r"まで(\d+)手", line).group(1)))
+            length = re.match(r"まで(\d+)手", line)
+            if not length:
+                raise ValueError(f"the client's ending line gives no length: {line[:80]}")
+            plies.append(int(length.group(1)))
     head = f"{s.name1} vs {s.name2}: "
     totals = [
         tuple(int(x) for x in line[len(head) :].split()[0].split("-"))
@@ -215,11 +218,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def play_pair(
-    clients: Clients, s: Settings, out: str, openings: tuple[str, list[str]], index: int, timeout: float
+    clients: Clients,
+    s: Settings,
+    out: str,
+    openings_file: str,
+    index: int,
+    opening_plies: int,
+    timeout: float,
 ) -> dict:
-    """Opening `index` of `openings` (the client's file and its lines) played by the client
-    within `timeout` seconds; its record, or RuntimeError naming the log."""
-    openings_file, lines = openings
+    """Opening `index` of `openings_file` (`opening_plies` long) played by the client within
+    `timeout` seconds; its record, or RuntimeError naming the log."""
     name = f"pair-{index + 1:04d}"
     log = os.path.join(out, "logs", name + ".log")
     # a folder per pair: the client names a record by the engines and the second it began
@@ -237,7 +245,6 @@ def play_pair(
         games = read_pair(stdout, s)
     except ValueError as exc:
         raise RuntimeError(f"pair {index + 1}: {exc}; its output is in {log}") from None
-    opening_plies = len(lines[index].split()) - len(("startpos", "moves"))
     return {
         "pair": index + 1, "opening": s.opening_start + index, "opening_plies": opening_plies,
         "games": games,
@@ -353,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         a.opening_start,
     )  # fmt: skip
     try:
-        lines = opening_lines(a.openings, a.opening_start, a.games // 2)
+        openings = chosen_openings(a.openings, a.opening_start, a.games // 2)
         done = load_pairs(a.out, settings)
     except ValueError as exc:
         raise SystemExit(f"cshogi-match: {exc}") from None
@@ -362,9 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     # the openings as the client reads them: line i is pair i, nothing else in the file
     openings_file = os.path.join(a.out, "openings.txt")
     with open(openings_file, "w", encoding="utf-8") as fh:
-        fh.write("".join(line + "\n" for line in lines))
-    todo = [i for i in range(len(lines)) if i + 1 not in done]
-    print(f"cshogi-match: {len(lines)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
+        fh.write("".join(o.describe() + "\n" for o in openings))
+    todo = [i for i in range(len(openings)) if i + 1 not in done]
+    print(f"cshogi-match: {len(openings)} pairs, {len(done)} played before, {len(todo)} to play", flush=True)
     clients = Clients()
     with ThreadPoolExecutor(a.concurrency) as pool, open(os.path.join(a.out, PAIRS), "a+") as log:
         log.seek(0, os.SEEK_END)
@@ -374,7 +381,10 @@ def main(argv: list[str] | None = None) -> int:
                 log.write("\n")
         timeout = a.pair_timeout or pair_time_limit(settings)
         futures = [
-            pool.submit(play_pair, clients, settings, a.out, (openings_file, lines), i, timeout) for i in todo
+            pool.submit(
+                play_pair, clients, settings, a.out, openings_file, i, len(openings[i].moves), timeout
+            )
+            for i in todo
         ]
         try:
             with stop_on_signals():
