@@ -549,10 +549,84 @@ def test_a_resignation_without_a_search_is_reported_apart(tmp_path):
     assert "Resigned without a search: Silent 1 (no info line before bestmove resign" in report
 
 
-def test_engine_that_cannot_start_loses(tmp_path):
-    bad = EngineSpec([os.path.join(FIXTURES, "no-such-engine")], "Missing", tc=TimeControl(byoyomi_ms=100))
-    result = run_match(config([spec("Good"), bad], tmp_path, games=2))
-    _only_losses_for(result, "Missing", Reason.CRASH)
+def _stopped_before_any_game(result: MatchResult, out_dir: str, reason: str) -> None:
+    assert result.games == [] and result.not_started == reason
+    assert f"Stopped: {reason} (its log is in logs/)" in result.report()
+    summary = json.load(open(os.path.join(out_dir, "summary.json")))
+    assert summary["games"] == 0 and summary["not_started"] == reason
+
+
+def test_an_engine_that_never_starts_stops_the_match(tmp_path):
+    """A wrong command or option (YaneuraOu's missing nn.bin) is a setup error: the match
+    stops with the engine's own words instead of counting forfeits."""
+    broken = spec("Broken", "random_engine.py", "--fail-isready")
+    cfg = config([spec("Good"), broken], tmp_path, games=8)
+    result = run_match(cfg)
+    _stopped_before_any_game(
+        result,
+        cfg.out_dir,
+        "Broken could not start: engine exited (exit code 1), its last line: "
+        "'Error! : failed to read nn.bin : FileNotFound'",
+    )
+    log = open(os.path.join(cfg.out_dir, "logs", "Broken.log")).read()
+    assert log.count("* start") <= 2  # one try a table, not one a game
+
+
+def test_a_missing_engine_stops_the_match(tmp_path):
+    missing = os.path.join(FIXTURES, "no-such-engine")
+    bad = EngineSpec([missing], "Missing", tc=TimeControl(byoyomi_ms=100))
+    cfg = config([spec("Good"), bad], tmp_path, games=2)
+    result = run_match(cfg)
+    _stopped_before_any_game(
+        result,
+        cfg.out_dir,
+        f"Missing could not start: cannot start {[missing]!r}: "
+        f"[Errno 2] No such file or directory: {missing!r}",
+    )
+
+
+def test_an_engine_that_started_once_loses_when_a_restart_fails(tmp_path):
+    """After one good start, a failed restart is that engine's loss and the match goes on."""
+    flaky = spec(
+        "Flaky",
+        "random_engine.py",
+        "--crash-at",
+        "3",
+        "--fail-isready",
+        "--ready-once",
+        str(tmp_path / "once"),
+    )
+    cfg = config([spec("Good"), flaky], tmp_path, games=4, concurrency=1)
+    result = run_match(cfg)
+    assert result.not_started is None and len(result.games) == 4
+    _only_losses_for(result, "Flaky", Reason.CRASH)
+    details = [g.outcome.detail for g in sorted(result.games, key=lambda g: g.index)]
+    assert "failed to read nn.bin" not in details[0]  # the crash at its third go
+    assert all("failed to read nn.bin" in d for d in details[1:])
+
+
+def test_the_cli_exits_1_when_an_engine_never_starts(tmp_path, capsys):
+    fail = " ".join(fixture_cmd("random_engine.py", "--fail-isready"))
+    good = " ".join(fixture_cmd("random_engine.py"))
+    code = cli.main(
+        [
+            "--engine",
+            f"cmd={good}",
+            "name=Good",
+            "--engine",
+            f"cmd={fail}",
+            "name=Broken",
+            "--games",
+            "4",
+            "--byoyomi",
+            "1000",
+            "--quiet",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    assert code == 1
+    assert "Stopped: Broken could not start: engine exited (exit code 1)" in capsys.readouterr().out
 
 
 def test_sprt_stops_match_early(tmp_path):

@@ -461,4 +461,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     progress.done()
     print(result.report())
     print(f"Records, logs and summary.json in {config.out_dir}")
+    if result.not_started:
+        return 1
     return 130 if result.interrupted else 0

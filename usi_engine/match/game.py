@@ -58,7 +58,13 @@ class Player:
     """An engine as seen by one worker: a process started on demand and reused."""
 
     def __init__(
-        self, spec: EngineSpec, log: EngineLog, tag: str, abort: threading.Event, ready_timeout_s: float
+        self,
+        spec: EngineSpec,
+        log: EngineLog,
+        tag: str,
+        abort: threading.Event,
+        ready_timeout_s: float,
+        ever_ready: Optional[threading.Event] = None,
     ) -> None:
         self.spec = spec
         self.log = log
@@ -69,6 +75,8 @@ class Player:
         self.starts = 0
         self.ponder_move: Optional[str] = None  # the reply it is pondering on, if any
         self.applied: dict[str, str] = {}  # options the process has been given
+        # set once any process of this engine has said `readyok` (shared by a match's tables)
+        self.ever_ready = ever_ready if ever_ready is not None else threading.Event()
 
     def new_game(self, options: Optional[dict[str, str]] = None) -> UsiProcess:
         """A ready process (started or restarted if needed) that got ``usinewgame``.
@@ -87,6 +95,7 @@ class Player:
         else:
             self.proc.setoptions({k: v for k, v in wanted.items() if self.applied.get(k) != v})
             self.proc.isready(self.ready_timeout_s)
+        self.ever_ready.set()
         self.applied = wanted
         self.ponder_move = None
         self.proc.send("usinewgame")
@@ -128,12 +137,15 @@ def _start_players(
     options: tuple[Optional[dict[str, str]], Optional[dict[str, str]]] = (None, None),
 ) -> Optional[Outcome]:
     """Get both engines ready (with these per-side option overrides); an engine that
-    fails to start loses."""
+    fails to start loses, and one that has never been ready in this match ends it
+    (``Reason.NOT_STARTED``: the runner stops rather than count forfeits)."""
     for side in (BLACK, WHITE):
         try:
             players[side].new_game(options[side])
         except EngineError as exc:
             players[side].discard()
+            if not players[side].ever_ready.is_set():
+                return ref.forfeit(Reason.NOT_STARTED, str(exc), loser=side)
             return _failure(ref, exc, loser=side)
     return None
 

@@ -160,8 +160,7 @@ class RayMatch(Match):
         if record.outcome is None or game.index in counted:
             return  # aborted, or (never expected) a second answer for a counted game
         counted.add(game.index)
-        self._accept(record)
-        if on_game is not None:
+        if self._accept(record) and on_game is not None:
             on_game(self.result, record)
 
     def _stop(self, busy: dict) -> None:

@@ -43,6 +43,9 @@ class Reason(str, enum.Enum):
     TIME_LOSS = "time loss"
     CRASH = "crash"
     TIMEOUT = "timeout"
+    # an engine that failed before it had ever said `readyok` in this match: its command or
+    # its options are wrong (a missing network file, a bad path), and no game can count
+    NOT_STARTED = "engine never started"
 
 
 # The detail of a resignation that no search preceded: an engine that could not search (a

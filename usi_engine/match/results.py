@@ -63,6 +63,7 @@ class MatchResult:
     pairs: dict[tuple[int, int], PairResult] = field(default_factory=dict)
     sprt_result: Optional[str] = None
     interrupted: bool = False
+    not_started: Optional[str] = None  # why the match stopped: an engine that never started
     seconds: float = 0.0  # wall time of the match
 
     def add(self, game: GameRecord) -> None:
@@ -104,6 +105,8 @@ class MatchResult:
             f"Finished {len(self.games)} of {self.planned} games{rate}"
             + (" (interrupted)" if self.interrupted else "")
         ]
+        if self.not_started:
+            lines.append(f"Stopped: {self.not_started} (its log is in logs/)")
         for (a, b), pair in sorted(self.pairs.items()):
             lines.append(f"{names[a]} vs {names[b]}: {pair.summary().line()}")
         if len(self.config.engines) > 2:
@@ -177,6 +180,7 @@ class MatchResult:
             "planned_games": self.planned,
             "games": len(self.games),
             "interrupted": self.interrupted,
+            "not_started": self.not_started,
             "seconds": round(self.seconds, 3),
             "pairs": [
                 {"engine": cfg.engines[a].name, "opponent": cfg.engines[b].name, **p.summary().as_dict()}

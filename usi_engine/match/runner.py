@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Optional
 from .config import EngineSpec, MatchConfig
 from .game import GameSettings, Player, play_game
 from .records import GameRecord
+from .referee import BLACK, Reason
 from .results import MatchResult, save_game, save_summary
 from .schedule import ScheduledGame, schedule
 from ..usiproc import EngineLog
@@ -48,7 +49,14 @@ class Table:
     """Where one game at a time is played: a process of every engine it has met, started
     on demand and reused game after game (a thread of :class:`Match`, or a Ray actor)."""
 
-    def __init__(self, config: MatchConfig, logs: list[EngineLog], tag: str, abort: threading.Event) -> None:
+    def __init__(
+        self,
+        config: MatchConfig,
+        logs: list[EngineLog],
+        tag: str,
+        abort: threading.Event,
+        ever_ready: Optional[list[threading.Event]] = None,
+    ) -> None:
         self.config = config
         self.logs = logs
         self.tag = tag
@@ -57,11 +65,18 @@ class Table:
             config.max_moves, config.margin_ms, config.hang_timeout_ms, config.move_timeout_ms, config.event
         )
         self.players: dict[int, Player] = {}
+        # per engine, set once any of its processes has been ready (shared by a match's tables)
+        self.ever_ready = ever_ready or [threading.Event() for _ in config.engines]
 
     def player(self, i: int) -> Player:
         if i not in self.players:
             self.players[i] = Player(
-                self.config.engines[i], self.logs[i], self.tag, self.abort, self.config.ready_timeout_s
+                self.config.engines[i],
+                self.logs[i],
+                self.tag,
+                self.abort,
+                self.config.ready_timeout_s,
+                self.ever_ready[i],
             )
         return self.players[i]
 
@@ -98,6 +113,7 @@ class Match:
         t0 = time.monotonic()  # one time base: the engines' logs merge by time
         self.logs = [EngineLog(self._log_path(e), t0=t0) for e in config.engines]
         self.result = MatchResult(config, len(self.plan))
+        self.ever_ready = [threading.Event() for _ in config.engines]
         self._finished_workers = 0
 
     def _log_path(self, spec: EngineSpec) -> Optional[str]:
@@ -112,7 +128,7 @@ class Match:
     def _worker(
         self, wid: int, todo: "queue.Queue[ScheduledGame]", done: "queue.Queue[Optional[GameRecord]]"
     ) -> None:
-        table = Table(self.config, self.logs, f"w{wid}", self.abort)
+        table = Table(self.config, self.logs, f"w{wid}", self.abort, self.ever_ready)
         try:
             while not self.abort.is_set():
                 try:
@@ -170,10 +186,8 @@ class Match:
                 continue
             if game is None:
                 self._finished_workers += 1
-            elif game.outcome is not None:
-                self._accept(game)
-                if on_game is not None:
-                    on_game(self.result, game)
+            elif game.outcome is not None and self._accept(game) and on_game is not None:
+                on_game(self.result, game)
 
     def _drain(self, done: "queue.Queue[Optional[GameRecord]]", remaining: int) -> None:
         """After an abort: keep the games that still finished, wait for the workers."""
@@ -187,7 +201,16 @@ class Match:
             elif game.outcome is not None:
                 self._accept(game)
 
-    def _accept(self, game: GameRecord) -> None:
+    def _accept(self, game: GameRecord) -> bool:
+        """Count a finished game (False: not counted, the match stops: an engine never
+        started)."""
+        assert game.outcome is not None
+        if game.outcome.reason is Reason.NOT_STARTED:
+            loser = game.white if game.outcome.winner == BLACK else game.black
+            if self.result.not_started is None:
+                self.result.not_started = f"{loser} could not start: {game.outcome.detail}"
+            self.abort.set()
+            return False
         self.result.add(game)
         if self.config.out_dir:
             save_game(self.config.out_dir, game)
@@ -200,3 +223,4 @@ class Match:
             if decision is not None:
                 self.result.sprt_result = decision
                 self.abort.set()
+        return True
