@@ -608,23 +608,8 @@ def test_an_engine_that_started_once_loses_when_a_restart_fails(tmp_path):
 def test_the_cli_exits_1_when_an_engine_never_starts(tmp_path, capsys):
     fail = " ".join(fixture_cmd("random_engine.py", "--fail-isready"))
     good = " ".join(fixture_cmd("random_engine.py"))
-    code = cli.main(
-        [
-            "--engine",
-            f"cmd={good}",
-            "name=Good",
-            "--engine",
-            f"cmd={fail}",
-            "name=Broken",
-            "--games",
-            "4",
-            "--byoyomi",
-            "1000",
-            "--quiet",
-            "--out",
-            str(tmp_path / "out"),
-        ]
-    )
+    engines = ["--engine", f"cmd={good}", "name=Good", "--engine", f"cmd={fail}", "name=Broken"]
+    code = cli.main(engines + "--games 4 --byoyomi 1000 --quiet --out".split() + [str(tmp_path / "out")])
     assert code == 1
     assert "Stopped: Broken could not start: engine exited (exit code 1)" in capsys.readouterr().out
 
