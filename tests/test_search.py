@@ -391,6 +391,32 @@ def test_the_replies_to_a_root_move_are_reduced_less():
     assert cs._root_replies_relief(ctx, 2) == 0
 
 
+# White to move holds a rook and a pawn: most of its 78 moves are drops
+ROOK_IN_HAND = "l2gk3l/3s1bgs1/n1ppppn1p/p8/7p1/PPP6/3PPPPRP/1SGBGS3/LN2K2NL w 2Prp 42"
+
+
+def test_pv_prune_prunes_the_late_quiet_moves_of_a_pv_node_too():
+    """PvPrune: a PV node of one ply prunes its late quiet moves (most of them rook drops) by
+    their number, futility and SEE, as a zero-window node does; by default it searches every
+    move. Away from the PV the setting changes nothing."""
+
+    def node(pv_prune, alpha, beta):
+        arrays, ctx = tree(ROOK_IN_HAND)
+        sp = defaults()
+        sp[INDEX["PvPrune"]] = pv_prune
+        cs.set_search_params(ctx, sp)
+        ctx.stack_pt[0] = 0  # as if a move led here
+        v = cs.search(arrays, ctx, alpha, beta, cs.ONE_PLY, 1, 0)
+        return int(ctx.stats[cs.S_NODES]), int(v)
+
+    legal = len(list(shogi.Board(ROOK_IN_HAND).legal_moves))
+    full, value = node(0, -cs.VALUE_INF, cs.VALUE_INF)
+    pruned, _ = node(1, -cs.VALUE_INF, cs.VALUE_INF)
+    assert legal > 70 and full > legal  # each move its quiescence node at least
+    assert pruned < full // 3
+    assert node(0, value - 1, value) == node(1, value - 1, value)
+
+
 def test_a_mate_threat_found_by_the_null_move_extends_the_node():
     """MateThreatExtension: where the null move's search found a mate against the side that
     passed, the node is searched that many half plies deeper; not for a merely bad null-move
@@ -694,6 +720,8 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrRootReplies", 1),
             ("QsChecks", 8),
             ("QsMate1FirstPly", 1),
+            ("LmpChecks", 1),
+            ("PvPrune", 1),
         ]
     ]
     + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]]

@@ -52,6 +52,8 @@ PARAMS: tuple[Param, ...] = (
     Param("LmpDepth", 8, 2, 16, 1, "move-count pruning up to this depth (plies)"),
     Param("LmpBase", 3, 0, 10, 1, "move-count pruning: quiets after base + depth^2 moves are skipped"),
     Param("LmpNotImproving", 0, 0, 1, 1, "1: move-count pruning after half as many moves where the static evaluation is not improving, as Stockfish does (0: off; 1 measured +11.8 +- 17.7 Elo in 1,447 games before PruneLmrDepth, +1.7 +- 32.7 in 416 after, docs/bench.md)"),
+    Param("LmpChecks", 0, 0, 1, 1, "1: move-count pruning also skips quiet checks, as YaneuraOu's and Stockfish's count every move and then skip every quiet one: with a rook or bishop in hand a shallow node has a dozen checking drops, ordered first among the quiets (QuietCheckBonus), and at depth 2 this engine's tree was three to eight times YaneuraOu's (0: a quiet check is never pruned by its move number; not measured yet)"),
+    Param("PvPrune", 0, 0, 1, 1, "1: the move loop's pruning of late moves (move count, futility, history, SEE) also at PV nodes below the root, as Stockfish and YaneuraOu prune every node's late moves; the razoring, reverse futility and null move before the moves stay off the PV. With pieces in hand a PV node can have 200 moves, and at depth 2 this engine's PV child of depth 1 searched all of them (0: no pruning of moves at a PV node; not measured yet)"),
     Param("FutilityMoveDepth", 4, 1, 10, 1, "futility pruning of quiets up to this depth (plies)"),
     Param("FutilityMoveBase", 160, 0, 500, 20, "futility of quiets: static + base + margin*depth <= alpha"),
     Param("FutilityMoveMargin", 130, 40, 300, 10, "futility of quiets: margin per ply"),

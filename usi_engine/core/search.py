@@ -138,6 +138,8 @@ from .params import (
     SP_LMP_DEPTH,
     SP_LMP_BASE,
     SP_LMP_NOT_IMPROVING,
+    SP_LMP_CHECKS,
+    SP_PV_PRUNE,
     SP_FUTILITY_MOVE_DEPTH,
     SP_FUTILITY_MOVE_BASE,
     SP_FUTILITY_MOVE_MARGIN,
@@ -1106,6 +1108,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     move_count = 0
     skip_quiets = False
     yss = extend_ok and yss_on(params)  # YSS's half-ply extension (classic.py)
+    # late moves are pruned away from the PV, and with PvPrune on the PV too (the root, in
+    # root_search, prunes none)
+    prune_late = not pv_node or sp[SP_PV_PRUNE] != 0
     while True:
         if shallow_pending and tt_moves_done(picker):
             # order the other moves by a shallow search of each in a window around the
@@ -1139,24 +1144,30 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         ctx.stack_count[ply] = move_count
         checks = gives_check(pos, m)
         prune_d = _pruning_depth(ctx, d_plies, move_count)
-        # shallow pruning of late quiet moves
+        # shallow pruning of late quiet moves (with LmpChecks, move-count pruning of the
+        # quiet checks too)
         if (
-            not pv_node
+            prune_late
+            and not in_check
+            and quiet
+            and (not checks or sp[SP_LMP_CHECKS] != 0)
+            and best > -VALUE_MATE_IN_MAX
+            and not near_end
+            and params[P_FUTILITY]
+            and d_plies <= sp[SP_LMP_DEPTH]
+            and move_count
+            > (sp[SP_LMP_BASE] + d_plies * d_plies) // (1 + (sp[SP_LMP_NOT_IMPROVING] if not improving else 0))
+        ):
+            skip_quiets = True
+            continue
+        if (
+            prune_late
             and not in_check
             and quiet
             and not checks
             and best > -VALUE_MATE_IN_MAX
             and not near_end
         ):
-            if (
-                params[P_FUTILITY]
-                and d_plies <= sp[SP_LMP_DEPTH]
-                and move_count
-                > (sp[SP_LMP_BASE] + d_plies * d_plies)
-                // (1 + (sp[SP_LMP_NOT_IMPROVING] if not improving else 0))
-            ):
-                skip_quiets = True
-                continue
             if (
                 params[P_FUTILITY]
                 and prune_d <= sp[SP_FUTILITY_MOVE_DEPTH]
@@ -1174,7 +1185,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         # that put a piece where it is lost (with SeeEvasions in check too, once the king is
         # safe; with SeeQuietCheck a quiet check by the captures' rule, as it is never reduced)
         if (
-            not pv_node
+            prune_late
             and best > -VALUE_MATE_IN_MAX
             and params[P_FUTILITY]
             and not near_end
