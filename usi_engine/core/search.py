@@ -1156,7 +1156,8 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             and params[P_FUTILITY]
             and d_plies <= sp[SP_LMP_DEPTH]
             and move_count
-            > (sp[SP_LMP_BASE] + d_plies * d_plies) // (1 + (sp[SP_LMP_NOT_IMPROVING] if not improving else 0))
+            > (sp[SP_LMP_BASE] + d_plies * d_plies)
+            // (1 + (sp[SP_LMP_NOT_IMPROVING] if not improving else 0))
         ):
             skip_quiets = True
             continue
