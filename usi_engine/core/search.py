@@ -1144,15 +1144,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         ctx.stack_count[ply] = move_count
         checks = gives_check(pos, m)
         prune_d = _pruning_depth(ctx, d_plies, move_count)
-        # shallow pruning of late quiet moves (with LmpChecks, move-count pruning of the
-        # quiet checks too)
+        # shallow pruning of late quiet moves: by their number (with LmpChecks the quiet
+        # checks too), futility and history
+        late_quiet = prune_late and not in_check and quiet and best > -VALUE_MATE_IN_MAX and not near_end
         if (
-            prune_late
-            and not in_check
-            and quiet
+            late_quiet
             and (not checks or sp[SP_LMP_CHECKS] != 0)
-            and best > -VALUE_MATE_IN_MAX
-            and not near_end
             and params[P_FUTILITY]
             and d_plies <= sp[SP_LMP_DEPTH]
             and move_count
@@ -1161,14 +1158,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         ):
             skip_quiets = True
             continue
-        if (
-            prune_late
-            and not in_check
-            and quiet
-            and not checks
-            and best > -VALUE_MATE_IN_MAX
-            and not near_end
-        ):
+        if late_quiet and not checks:
             if (
                 params[P_FUTILITY]
                 and prune_d <= sp[SP_FUTILITY_MOVE_DEPTH]
