@@ -815,7 +815,7 @@ def test_tt_replacement_prefers_deep_and_recent():
     def bucket(depths, generations, new_generation):
         """Which of the four stored keys are still there after a fifth is stored."""
         table = ctt.table_for_entries(ctt.BUCKET)  # a single bucket of four
-        keys = [np.uint64((i + 1) << 8) for i in range(5)]
+        keys = [np.uint64((i + 1) << 40) for i in range(5)]  # one bucket, five entries
         for i, (depth, generation) in enumerate(zip(depths, generations)):
             ctt.store(table, keys[i], i + 1, 0, 0, depth, ctt.BOUND_EXACT, generation, False)
         assert all(ctt.probe(table, k)[0] for k in keys[:4])
@@ -831,6 +831,33 @@ def test_tt_replacement_prefers_deep_and_recent():
     assert bucket([8, 20, 9, 10], [1, 255, 1, 1], 1) == [True, False, True, True]
     # an old entry deep enough still stays: depth 30 two searches ago (merit 14) beats 9
     assert bucket([30, 9, 12, 11], [1, 3, 3, 3], 3) == [True, False, True, True]
+
+
+def test_tt_entry_is_its_key_and_side_and_a_bucket_is_one_cache_line():
+    """Sixteen bytes an entry, four to a bucket, the table starting on a cache line, so a
+    probe reads one line.  An entry keeps 32 bits of its key and the side to move: a
+    position and the same position with the other side to move (a null move) share a bucket
+    but never an entry, and a word of another write (a torn write of another thread) makes
+    the entry miss instead of answering for the wrong position."""
+    for entries in (ctt.BUCKET, 1024, 1 << 16):
+        table = ctt.table_for_entries(entries)
+        assert table.shape == (entries, 2) and table.nbytes == entries * ctt.ENTRY_BYTES
+        assert table.ctypes.data % 64 == 0 and ctt.BUCKET * ctt.ENTRY_BYTES == 64
+    assert ctt.new_table(24).shape[0] == 1 << 20  # the default USI_Hash: 2^20 entries, 16 MB
+    table = ctt.table_for_entries(1024)
+    black = np.uint64(0x9E3779B97F4A7C14)  # the side to move is the key's bit 0
+    white = black ^ np.uint64(1)
+    ctt.store(table, black, 1234, 57, 40, 12, ctt.BOUND_LOWER, 5, True)
+    assert ctt.probe(table, black) == (True, 1234, 0, 57, 40, 12, ctt.BOUND_LOWER, True)
+    assert not ctt.probe(table, white)[0]
+    ctt.store(table, white, 4321, -8, -30, 6, ctt.BOUND_UPPER, 5, False)
+    assert ctt.probe(table, black)[:4] == (True, 1234, 0, 57)  # both kept, side by side
+    assert ctt.probe(table, white)[:4] == (True, 4321, 0, -8)
+    slots = [i for i in range(1024) if table[i, 1] != 0]
+    assert len(slots) == 2 and slots[0] // ctt.BUCKET == slots[1] // ctt.BUCKET
+    table[slots[0], 1] ^= np.uint64(1 << 45)  # another write's value under this key
+    table[slots[1], 1] ^= np.uint64(1 << 3)  # another write's move under this key
+    assert not ctt.probe(table, black)[0] and not ctt.probe(table, white)[0]
 
 
 def test_hashfull_counts_this_generation(searcher):

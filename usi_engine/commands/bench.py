@@ -40,7 +40,8 @@ from . import data_file
 
 DEFAULT_POSITIONS = data_file("bench_positions.txt")
 DEFAULT_DEPTH = 11
-DEFAULT_HASH_MB = 64
+# 2^21 entries of 16 bytes: the signature's table (64 MB of the 24-byte entries before 2026-12-01)
+DEFAULT_HASH_MB = 32
 # --time-to-depth uses these entries of the position file (0-based, data lines only):
 # the start position, two openings, two middle games, an endgame and the matsuri position.
 TIME_TO_DEPTH_INDICES = (0, 3, 6, 11, 13, 18, 28)

@@ -35,10 +35,9 @@ from usi_engine.position import Position
 from usi_engine.core.params import INDEX, defaults
 
 from . import REPO, data_file
-from .bench import load_positions, make_position, fresh
+from .bench import DEFAULT_HASH_MB, load_positions, make_position, fresh
 
 DEFAULT_PROBLEMS = data_file("problems_classic.sfen")
-DEFAULT_HASH_MB = 64
 
 # technique -> (switches turned on, core/params.py constants changed, switches of both runs)
 TECHNIQUES: dict[str, tuple[dict[str, int], dict[str, int], dict[str, int]]] = {

@@ -37,7 +37,7 @@ CACHE_SIZE = 2  # networks kept loaded: two engines of one process share theirs
 @dataclass(frozen=True)
 class SearchSettings:
     """How a Searcher searches. None leaves the searcher's own: for a new one, a table of
-    2^20 entries (24 MB) and core/params.py's defaults."""
+    2^20 entries (16 MB) and core/params.py's defaults."""
 
     hash_mb: int | None = None  # transposition table, MB
     threads: int = 1  # Lazy SMP threads

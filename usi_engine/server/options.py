@@ -113,7 +113,7 @@ class Option:
 def builtin_options() -> list[Option]:
     """The engine's own options (the search switches follow: search/switches.py)."""
     return [
-        Option("USI_Hash", SPIN, 24, 1, 65536),  # 24 MB: 2^20 entries
+        Option("USI_Hash", SPIN, 24, 1, 65536),  # 24 MB: 2^20 entries of 16 bytes
         Option("MateHash", SPIN, 64, 1, 65536),  # MB for the df-pn table of the mate solver
         Option("USI_Ponder", CHECK, False),
         Option("Threads", SPIN, 1, 1, 256),
