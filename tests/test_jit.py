@@ -12,6 +12,7 @@ import pytest
 from numba import int64, int32
 
 from usi_engine.core import intrinsics
+from usi_engine.core import nnue as cn
 from usi_engine.core import tt as ctt
 from usi_engine.core.jit import jit
 
@@ -190,3 +191,29 @@ def test_vector_dot_products_equal_numpy_with_and_without_avx2():
     if intrinsics._target_has_avx2():
         asm = _dots.inspect_asm(_dots.signatures[0])
         assert "vpmaddubsw" in asm and "vphaddd" in asm
+
+
+@jit(cache=False)
+def _layer(w, b, x, x_off, y, sums):
+    cn._affine_relu_simd(w, 64, b, 4, 32, 128, x, x_off, y, 3, sums)
+
+
+def test_affine_layer_equals_numpy_and_compiles_to_plain_vector_code():
+    """A layer of the network (uint8 inputs, int8 weights, int32 biases, ClippedReLU of the
+    sums >> 6 into uint8) at offsets into larger arrays, as the forward pass calls it,
+    equals numpy's; and its loop over the outputs compiles without gathers or byte-by-byte
+    extracts, which numba's negative-index handling of `array[offset + i]` had caused."""
+    rng = np.random.default_rng(7)
+    w = rng.integers(-128, 128, 64 + 32 * 128).astype(np.int8)
+    b = rng.integers(-20000, 20000, 4 + 32).astype(np.int32)
+    matrix = w[64:].reshape(32, 128).astype(np.int64)
+    for _ in range(50):
+        x = rng.integers(0, 128, 200).astype(np.uint8)
+        x_off = int(rng.integers(0, 200 - 128))
+        y, sums = np.full(40, 255, np.uint8), np.zeros(32, np.int32)
+        _layer(w, b, x, x_off, y, sums)
+        expected = np.clip((b[4:].astype(np.int64) + matrix @ x[x_off : x_off + 128]) >> 6, 0, 127)
+        assert y[3:35].tolist() == expected.tolist()
+        assert (y[:3] == 255).all() and (y[35:] == 255).all()  # nothing outside the layer's outputs
+    asm = _layer.inspect_asm(_layer.signatures[0])
+    assert "vpgather" not in asm and "vpextrb" not in asm

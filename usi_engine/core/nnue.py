@@ -233,9 +233,13 @@ def _affine_relu_simd(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off, sums)
     (network_arrays checks it)."""
     for i in range(0, n_out, 4):
         dot4_u8_i8(x, x_off, w, w_off + i * n_in, n_in, sums, i)
+    # views indexed from 0 (see _affine_relu): with `b[b_off + i]` and `y[y_off + i]` this
+    # loop compiled to gathers and byte-by-byte stores, a quarter of the forward pass
+    bias = b[b_off : b_off + n_out]
+    out = y[y_off : y_off + n_out]
     for i in range(n_out):
         # int32 wraps as YaneuraOu's sums do
-        y[y_off + i] = _clipped(np.int32(b[b_off + i] + sums[i]) >> WEIGHT_SCALE_BITS)
+        out[i] = _clipped(np.int32(bias[i] + sums[i]) >> WEIGHT_SCALE_BITS)
 
 
 @jit()
@@ -244,12 +248,14 @@ def _affine_relu(w, w_off, b, b_off, n_out, n_in, x, x_off, y, y_off):
     The loops index views: with indices it cannot prove non-negative LLVM does not
     vectorise."""
     xs = x[x_off : x_off + n_in]
+    bias = b[b_off : b_off + n_out]
+    out = y[y_off : y_off + n_out]
     for i in range(n_out):
         row = w[w_off + i * n_in : w_off + (i + 1) * n_in]
         s = 0
         for j in range(n_in):
             s += np.int32(row[j]) * np.int32(xs[j])
-        y[y_off + i] = _clipped(np.int32(b[b_off + i] + s) >> WEIGHT_SCALE_BITS)
+        out[i] = _clipped(np.int32(bias[i] + s) >> WEIGHT_SCALE_BITS)
 
 
 @jit(inline="always")
