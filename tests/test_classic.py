@@ -147,6 +147,34 @@ def test_multi_iterative_deepening_iterates_at_every_new_deep_node_without_nesti
 # --- one-side-limited PVS: restricted searches store only what they prove ----------------
 
 
+def _entry_fields(tt):
+    """Each entry's generation, depth, bound and key check, decoded as tt.py lays an entry out."""
+    w1 = tt[:, 1]
+    w0 = tt[:, 0] ^ w1 ^ (w1 << ctt.KEY_SHIFT)
+    return w0 & ctt.U8, (w0 >> np.uint64(8)) & ctt.U8, (w1 >> np.uint64(56)) & ctt.U2, w0 >> ctt.KEY_SHIFT
+
+
+def _side_to_move_of_entries(checks, sfen):
+    """The side to move (the key's bit 0) of each entry, given their key checks, that holds a
+    position one or two plies below `sfen`, -1 for the others: an entry keeps only its key's
+    upper half mixed with that bit, so the side is found by matching the entry against the keys
+    of those positions."""
+    buckets = len(checks) // ctt.BUCKET
+    side_of = {}
+    root = Position(sfen)
+    for move in root.legal_moves():
+        root.push(move)
+        keys = [root.key()]
+        for reply in root.legal_moves():
+            root.push(reply)
+            keys.append(root.key())
+            root.pop()
+        root.pop()
+        for key in keys:
+            side_of[(key >> 1) % buckets, (key >> 32) ^ (key & 1)] = key & 1
+    return np.array([side_of.get((i // ctt.BUCKET, int(c)), -1) for i, c in enumerate(checks)])
+
+
 @pytest.mark.parametrize("side", [0, 1])
 def test_restricted_search_stores_only_proven_bounds(side):
     arrays, ctx = tree(MIDDLE_GAME, tt_entries=1 << 16)
@@ -165,18 +193,12 @@ def test_restricted_search_stores_only_proven_bounds(side):
         cb.undo_move(arrays)
     assert ctx.stats[cs.S_OSL_RESTRICTED] > 0 and ctx.stats[cs.S_OSL_UNPROVEN] > 0
     # the limited side's nodes prove lower bounds only, the free side's upper bounds only
-    tt = ctx.tt
-    d0 = tt[:, 1]
-    written = (
-        (d0 != 0)
-        & (((d0 >> np.uint64(50)) & np.uint64(255)) == 9)
-        & (((d0 >> np.uint64(40)) & np.uint64(255)) >= cs.ONE_PLY)
-    )  # search, not qsearch
-    keys = tt[:, 0] ^ tt[:, 1] ^ tt[:, 2]
-    bounds = (d0 >> np.uint64(48)) & np.uint64(3)
+    generation, depth, bounds, checks = _entry_fields(ctx.tt)
+    written = (ctx.tt[:, 1] != 0) & (generation == 9) & (depth >= cs.ONE_PLY)  # search, not qsearch
+    to_move = _side_to_move_of_entries(checks, MIDDLE_GAME)  # -1 where not known
     limited_bit = child_side if side == 0 else 1 - child_side
-    limited = written & ((keys & np.uint64(1)) == limited_bit)
-    free = written & ((keys & np.uint64(1)) != limited_bit)
+    limited = written & (to_move == limited_bit)
+    free = written & (to_move == 1 - limited_bit)
     assert limited.sum() > 0 and free.sum() > 0
     assert set(bounds[limited].tolist()) <= {ctt.BOUND_LOWER, ctt.BOUND_NONE}
     assert set(bounds[free].tolist()) <= {ctt.BOUND_UPPER, ctt.BOUND_NONE}
