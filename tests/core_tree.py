@@ -6,6 +6,9 @@ from usi_engine.position import Position
 from usi_engine.core import board as cb
 from usi_engine.core import search as cs
 from usi_engine.core.tt import table_for_entries
+from usi_engine.core import movepick as mp
+from usi_engine.core.intrinsics import by_ref
+from usi_engine.core.jit import jit
 
 SWITCHES = (cs.P_NULL_MOVE, cs.P_LMR, cs.P_FUTILITY, cs.P_RAZORING, cs.P_CHECK_EXT, cs.P_IIR)
 
@@ -27,6 +30,13 @@ def tree(pos_or_sfen, tt_entries=1 << 14, **params):
     return arrays, ctx
 
 
+@jit()
+def picker_next(arrays, ctx, ply, us, conts, skip_quiets):
+    """The move picker's next move, with the position and the context passed as the search
+    passes them (by reference)."""
+    return mp.picker_next(by_ref(arrays), by_ref(ctx), ply, us, conts, skip_quiets)
+
+
 def qsearch(sfen, alpha, beta):
     arrays, ctx = tree(sfen)
-    return int(cs.qsearch(arrays, ctx, alpha, beta, 0, 0))
+    return int(cs.qsearch_node(arrays, ctx, alpha, beta, 0, 0))

@@ -11,7 +11,7 @@ from usi_engine.core import search as cs, movepick as mp, board as cb
 from usi_engine.core.movegen import generate, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from usi_engine.core.types import MAX_MOVES
 from usi_engine.core.history import NO_CONTINUATION
-from core_tree import tree
+from core_tree import picker_next, tree
 
 
 def _positions(count, seed):
@@ -53,7 +53,7 @@ def _pick_all(sfen, tt_moves, killers=(0, 0), counter=0):
     mp.picker_init(ctx, 3, tt1, tt2, in_check, counter)
     out = []
     while True:
-        m = int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False))
+        m = int(picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False))
         if m == 0:
             return legal, out
         out.append(m)
@@ -169,13 +169,13 @@ def test_quiet_check_bonus_orders_direct_checks_first_and_keeps_their_history():
     mp.picker_init(ctx, 3, 0, 0, False, 0)
     first, scores = [], []
     for _ in range(len(checking)):
-        first.append(int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
+        first.append(int(picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
         scores.append(int(ctx.picker[3, mp.PICK_SCORE]))
     assert set(first) == checking
     assert scores == [0] * len(checking)
     ctx.sp[SP_QUIET_CHECK_BONUS] = 0
     mp.picker_init(ctx, 3, 0, 0, False, 0)
-    order = [int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)) for _ in checking]
+    order = [int(picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)) for _ in checking]
     assert set(order) != checking
 
 
@@ -204,7 +204,7 @@ def test_quiet_check_see_keeps_the_bonus_for_checks_the_king_cannot_take():
         mp.picker_init(ctx, 3, 0, 0, False, 0)
         picked = []
         for _ in range(n):
-            picked.append(int(mp.picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
+            picked.append(int(picker_next(arrays, ctx, 3, arrays.st[0], NO_CONTINUATION, False)))
             assert ctx.picker[3, mp.PICK_SCORE] == 0  # the history, without the bonus
         return set(picked)
 
@@ -235,7 +235,7 @@ def test_low_ply_history_orders_near_the_root_and_is_not_read_as_history():
         if ply < LOW_PLY:
             ctx.low_ply[ply, move_from(late), move_to(late)] = 500
         mp.picker_init(ctx, ply, 0, 0, False, 0)
-        m = int(mp.picker_next(arrays, ctx, ply, arrays.st[0], NO_CONTINUATION, False))
+        m = int(picker_next(arrays, ctx, ply, arrays.st[0], NO_CONTINUATION, False))
         return m, int(ctx.picker[ply, mp.PICK_SCORE])
 
     for ply in range(1, LOW_PLY):

@@ -26,6 +26,7 @@ from .movegen import is_legal
 from .movepick import picker_next
 from .history import NO_CONTINUATION
 from .short_mate import mate_in_1
+from .intrinsics import by_ref
 from .classic import osl_begin, osl_restrict, osl_unproven, shallow_order_begin, usual_score
 from .search import (
     _capture_stats,
@@ -67,7 +68,7 @@ def late_callees(pos, ctx):
     m = mate_in_1(pos, ctx.mate_buf)
     v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0), m > 0)
     v += _game_ply_limit(pos, ctx, ply)
-    m = picker_next(pos, ctx, ply, us, NO_CONTINUATION, v > 0)
+    m = picker_next(by_ref(pos), by_ref(ctx), ply, us, NO_CONTINUATION, v > 0)
     shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, NO_CONTINUATION)
     osl = osl_restrict(pos, ctx, ply, m, v > 1)
     legal = is_legal(pos, m)

@@ -171,3 +171,6 @@ def set_search_params(ctx: SearchCtx, sp) -> None:
 
 POS_T = numba.typeof(new_position())
 CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
+# the two as the searches below the root take them (intrinsics.by_ref)
+POS_REF = numba.types.CPointer(POS_T)
+CTX_REF = numba.types.CPointer(CTX_T)

@@ -199,3 +199,57 @@ dot_u8_i8 = intrinsic(_dot_typer(True, "dot_u8_i8"))
 # the same without the AVX2 instructions, whatever the CPU: the tests compare both
 dot4_u8_i8_portable = intrinsic(_dot4_typer(False, "dot4_u8_i8_portable"))
 dot_u8_i8_portable = intrinsic(_dot_typer(False, "dot_u8_i8_portable"))
+
+
+# --- passing the position and the context by reference ---------------------------------------
+#
+# numba passes a tuple of arrays to a function it does not inline as every field of every
+# array, one argument each: the position and the search context, 49 arrays, are about 400
+# words that each call of `search`, `qsearch` or `picker_next` pushed on the stack. by_ref
+# stores such a value once in the caller's frame and hands on its address; deref reads it
+# back at the callee's top, field by field, so that LLVM keeps only the fields the callee
+# uses. The stored value is never written again while a callee runs,
+# which the loads tell LLVM (invariant.load) so that it may move or repeat them freely.
+
+
+@intrinsic
+def by_ref(typingctx, value):
+    """The address of a copy of `value` in the caller's stack frame (one slot per call site,
+    reserved at the function's entry)."""
+
+    def codegen(context, builder, signature, args):
+        slot = cgutils.alloca_once(builder, context.get_data_type(signature.args[0]))
+        builder.store(context.data_model_manager[signature.args[0]].as_data(builder, args[0]), slot)
+        return slot
+
+    return types.CPointer(value)(value), codegen
+
+
+def _load_fields(builder, pointer, invariant):
+    """The value at `pointer`, loaded one scalar field at a time."""
+    pointee = pointer.type.pointee
+    if not isinstance(pointee, (ir.LiteralStructType, ir.ArrayType)):
+        load = builder.load(pointer)
+        load.set_metadata("invariant.load", invariant)
+        return load
+    count = len(pointee.elements) if isinstance(pointee, ir.LiteralStructType) else pointee.count
+    value = ir.Constant(pointee, ir.Undefined)
+    zero = ir.Constant(ir.IntType(32), 0)
+    for i in range(count):
+        field = builder.gep(pointer, [zero, ir.Constant(ir.IntType(32), i)], inbounds=True)
+        value = builder.insert_value(value, _load_fields(builder, field, invariant), i)
+    return value
+
+
+@intrinsic
+def deref(typingctx, pointer):
+    """The value a by_ref pointer points to."""
+    if not isinstance(pointer, types.CPointer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        invariant = builder.module.add_metadata([])
+        data = _load_fields(builder, args[0], invariant)
+        return context.data_model_manager[signature.return_type].from_data(builder, data)
+
+    return pointer.dtype(pointer), codegen

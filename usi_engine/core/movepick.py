@@ -33,6 +33,7 @@ from .attacks import piece_attacks
 from .board import ST_KING
 from .see import see, see_ge, surely_keeps
 from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
+from .intrinsics import deref
 
 SCORE_TT1 = 1 << 40
 SCORE_TT2 = 1 << 39
@@ -285,8 +286,11 @@ def _refutation(pos, pk, m):
 
 
 @jit()
-def picker_next(pos, ctx, ply, us, conts, skip_quiets):
-    """The next move to search at `ply`, 0 when there are no more."""
+def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
+    """The next move to search at `ply`, 0 when there are no more (the position and the
+    context by reference: intrinsics.by_ref)."""
+    pos = deref(pos_ref)
+    ctx = deref(ctx_ref)
     pk = ctx.picker[ply]
     moves = ctx.moves[ply]
     scores = ctx.scores[ply]

@@ -112,6 +112,7 @@ from .movepick import (
     PICK_CUR,
 )
 from .short_mate import mate_in_1
+from .intrinsics import by_ref, deref
 from .see import see_ge
 from .params import (
     SP_RAZOR_MARGIN,
@@ -192,6 +193,8 @@ from .params import (
 from .context import (
     POS_T,
     CTX_T,
+    POS_REF,
+    CTX_REF,
     ONE_PLY,
     VALUE_INF,
     LMR_TABLE,
@@ -408,14 +411,16 @@ def _safe_quiet_checks(pos, ctx, moves):
     return kept
 
 
-@jit(int64(POS_T, CTX_T, int64, int64, int64, int64))
-def qsearch(pos, ctx, alpha, beta, ply, first):
+@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64))
+def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
     """Captures and pawn promotions until the position is quiet; all evasions in check (with
     QsEvasionSee, not the losing quiet ones once the king is safe); and, below beta, a mate
     in one (P_QS_MATE1), the king attack a stand pat would miss.  `first` is 1 at the
     quiescence search's first ply, the one a full-width node of depth 0 enters (QsChecks
     searches quiet checks there, and with QsMate1FirstPly only it looks for a mate in one),
     and 0 below it; as in `search`, a typed value, never a literal."""
+    pos = deref(pos_ref)  # the position and the context, passed by reference
+    ctx = deref(ctx_ref)
     NOT_FIRST = np.int64(0)
     ctx.stats[S_NODES] += 1
     ctx.pv_len[ply] = ply
@@ -526,7 +531,7 @@ def qsearch(pos, ctx, alpha, beta, ply, first):
         ctx.stack_pt[ply] = piece_to(m)
         do_move(pos, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
-        v = -qsearch(pos, ctx, -beta, -alpha, ply + 1, NOT_FIRST)
+        v = -qsearch(pos_ref, ctx_ref, -beta, -alpha, ply + 1, NOT_FIRST)
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
@@ -865,8 +870,8 @@ def _capture_stats(ctx, board, best_move, tactical, d_plies, tried, n_tried):
         update_capture(ctx, board, tried[j], -bonus)
 
 
-@jit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64))
-def search(pos, ctx, alpha, beta, depth, ply, cut_node):
+@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64, int64))
+def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
     cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
     typed value, never a literal (True, 1): a literal-typed call is left unresolved in numba's
@@ -875,10 +880,12 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     The node runs in seven phases, each under its heading below: entering the node, the TT,
     before the moves (a mate in one, the static evaluation, pruning), a move to try first,
     the TT move and the picker, the move loop, and the result."""
+    pos = deref(pos_ref)  # the position and the context, passed by reference
+    ctx = deref(ctx_ref)
     YES = np.int64(1)  # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
     if depth < ONE_PLY:
-        return qsearch(pos, ctx, alpha, beta, ply, YES)
+        return qsearch(pos_ref, ctx_ref, alpha, beta, ply, YES)
     pv_node = beta - alpha > 1
 
     # ---- 1. entering the node: counters, the stop, the horizon, repetitions, the game's
@@ -955,7 +962,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     near_end = _plies_to_limit(pos, ctx) <= d_plies + 1
     if not in_check and not pv_node and not near_end and excluded == 0:
         if params[P_RAZORING] and d_plies <= 2 and judged + sp[SP_RAZOR_MARGIN] * d_plies < alpha:
-            v = qsearch(pos, ctx, alpha - 1, alpha, ply, NO)
+            v = qsearch(pos_ref, ctx_ref, alpha - 1, alpha, ply, NO)
             if v < alpha:
                 return v
         if (
@@ -981,7 +988,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
             r = null_move_reduction(sp, d_plies, judged, beta)
             ctx.stack_pt[ply] = -1
             do_null_move(pos)
-            v = -search(pos, ctx, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
+            v = -search(pos_ref, ctx_ref, -beta, -beta + 1, depth - r * ONE_PLY, ply + 1, 1 - cut_node)
             undo_null_move(pos)
             if ctx.stop[0] != 0:
                 return 0
@@ -1007,9 +1014,9 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
                 # a quiescence search first: most captures fail there, cheaply
-                v = -qsearch(pos, ctx, -pc_beta, -pc_beta + 1, ply + 1, NO)
+                v = -qsearch(pos_ref, ctx_ref, -pc_beta, -pc_beta + 1, ply + 1, NO)
                 if v >= pc_beta and pc_depth >= ONE_PLY:
-                    v = -search(pos, ctx, -pc_beta, -pc_beta + 1, pc_depth, ply + 1, 1 - cut_node)
+                    v = -search(pos_ref, ctx_ref, -pc_beta, -pc_beta + 1, pc_depth, ply + 1, 1 - cut_node)
                 undo_move(pos)
                 if ctx.stop[0] != 0:
                     return 0
@@ -1036,7 +1043,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     if d >= 0:
         while d < depth and ctx.stop[0] == 0:
             ctx.stats[S_MID_ITERS] += 1
-            search(pos, ctx, alpha, beta, d, ply, cut_node)
+            search(pos_ref, ctx_ref, alpha, beta, d, ply, cut_node)
             d += ONE_PLY
         ctx.stats[S_MID_ACTIVE] = 0
         if ctx.stop[0] != 0:
@@ -1075,7 +1082,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
     ):
         s_beta = tt_v - sp[SP_SINGULAR_MARGIN] * d_plies
         ctx.excluded[ply] = tt1
-        v = search(pos, ctx, s_beta - 1, s_beta, (depth - ONE_PLY) // 2, ply, cut_node)
+        v = search(pos_ref, ctx_ref, s_beta - 1, s_beta, (depth - ONE_PLY) // 2, ply, cut_node)
         ctx.excluded[ply] = 0
         if ctx.stop[0] != 0:
             return 0
@@ -1122,13 +1129,13 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)  # rank i, usual order
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move(pos, m)
-                v = -search(pos, ctx, -hi, -lo, shallow, ply + 1, NO)
+                v = -search(pos_ref, ctx_ref, -hi, -lo, shallow, ply + 1, NO)
                 undo_move(pos)
                 if ctx.stop[0] != 0:
                     return 0
                 ctx.scores[ply, i] = shallow_score(v, i)
             picker_list(ctx, ply, n)
-        m = picker_next(pos, ctx, ply, us, conts, skip_quiets)
+        m = picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets)
         if m == 0:
             break
         if m == excluded:
@@ -1206,7 +1213,7 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
         do_move(pos, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         if move_count == 1:
-            v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
+            v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
         else:
             r = 0
             # a capture that loses material by SEE is tried after the quiet moves and rarely
@@ -1239,21 +1246,21 @@ def search(pos, ctx, alpha, beta, depth, ply, cut_node):
                 r = _at_least_one_ply(new_depth, max(r - relief, 0))
             restricted = osl_begin(ctx, pv_node, d_plies, ply)
             reduced = new_depth - r
-            v = -search(pos, ctx, -alpha - 1, -alpha, reduced, ply + 1, YES)
+            v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, reduced, ply + 1, YES)
             if v > alpha and r > 0:
                 new_depth = _depth_after_reduced_fail_high(sp, new_depth, v, best)
                 if new_depth > reduced:
-                    v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
+                    v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, new_depth, ply + 1, 1 - cut_node)
             if restricted and osl_end(ctx, v, alpha):
                 # an unproven fail-high: the same scout without the restriction
-                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ply + 1, YES)
+                v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, new_depth, ply + 1, YES)
             if v > alpha and v < beta and pv_node:
-                v = -search(pos, ctx, -beta, -alpha, new_depth, ply + 1, NO)
+                v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ply + 1, NO)
         if yss and pv_node and yss_full_again(params, half_ply, ext, v, alpha) and ctx.stop[0] == 0:
             # full half-ply extension: a move that becomes the best of a PV node is searched
             # again as deep as the TT move was (elsewhere a move above alpha refutes, it is
             # no new best line; re-searching those too cost as much: docs/EXPERIMENTS.md)
-            v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ply + 1, NO)
+            v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth + ONE_PLY // 2, ply + 1, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:
             return 0
@@ -1337,6 +1344,8 @@ def root_search(pos, ctx, alpha, beta, depth):
     previous iteration).  A move that raises alpha moves to the front; ctx.pv[0] is its line.
     Returns the best score (a fail-low returns <= alpha).  On stop, S_ABORTED is set and
     S_ROOT_DONE tells how many moves were finished."""
+    pos_ref = by_ref(pos)  # what the searches below the root are given
+    ctx_ref = by_ref(ctx)
     params = ctx.params
     YES = np.int64(1)  # typed, not literal, arguments for the recursive calls
     NO = np.int64(0)
@@ -1370,18 +1379,18 @@ def root_search(pos, ctx, alpha, beta, depth):
         ctx.stack_pt[0] = piece_to(m)
         do_move(pos, m)
         if i == first:
-            v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
+            v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ONE, NO)
         else:
             restricted = osl_begin(ctx, True, depth // ONE_PLY, 0)
-            v = -search(pos, ctx, -alpha - 1, -alpha, new_depth - r, ONE, YES)
+            v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, new_depth - r, ONE, YES)
             if v > alpha and r > 0 and ctx.stop[0] == 0:
-                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+                v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, new_depth, ONE, YES)
             if restricted and osl_end(ctx, v, alpha):
-                v = -search(pos, ctx, -alpha - 1, -alpha, new_depth, ONE, YES)
+                v = -search(pos_ref, ctx_ref, -alpha - 1, -alpha, new_depth, ONE, YES)
             if v > alpha and v < beta and ctx.stop[0] == 0:
-                v = -search(pos, ctx, -beta, -alpha, new_depth, ONE, NO)
+                v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ONE, NO)
         if yss_full_again(params, half_ply, ext, v, alpha) and ctx.stop[0] == 0:
-            v = -search(pos, ctx, -beta, -alpha, new_depth + ONE_PLY // 2, ONE, NO)
+            v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth + ONE_PLY // 2, ONE, NO)
         undo_move(pos)
         if ctx.stop[0] != 0:
             ctx.stats[S_ABORTED] = 1
@@ -1440,3 +1449,16 @@ def init_root(pos, ctx):
     for i in range(ctx.stats.shape[0]):
         ctx.stats[i] = 0
     return n
+
+
+@jit()
+def search_node(pos, ctx, alpha, beta, depth, ply, cut_node):
+    """`search` of the position and context themselves (for the tests, which call a node
+    below the root directly)."""
+    return search(by_ref(pos), by_ref(ctx), alpha, beta, depth, ply, cut_node)
+
+
+@jit()
+def qsearch_node(pos, ctx, alpha, beta, ply, first):
+    """`qsearch` of the position and context themselves (for the tests)."""
+    return qsearch(by_ref(pos), by_ref(ctx), alpha, beta, ply, first)
