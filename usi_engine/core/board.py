@@ -30,6 +30,7 @@ from .types import (
     square_bits,
 )
 from .attacks import is_attacked, checks_after
+from .intrinsics import by_ref, deref
 from .weights import PIECE_VALUE, HAND_VALUE, PIECE_SQUARE
 from .network import NetArrays, no_network, accumulator_stack, scratch, king_cache
 
@@ -187,6 +188,15 @@ def in_check_now(pos):
 @jit()
 def do_move(pos, m):
     """Play move `m` (legal) and push the new ply on the histories."""
+    do_move_ref(by_ref(pos), m)
+
+
+@jit()
+def do_move_ref(pos_ref, m):
+    """do_move of a position passed by reference, as the search holds it (intrinsics.by_ref):
+    the call hands on one address instead of the position's arrays, about 140 words. The
+    one compiled body of both forms."""
+    pos = deref(pos_ref)
     board, hands, st = pos.board, pos.hands, pos.st
     us = st[ST_SIDE]
     ply = st[ST_PLY]

@@ -10,6 +10,7 @@ from .attacks import RAY, RAY_LEN
 from .board import ST_SIDE, ST_KING, ST_MATERIAL, ST_PSQ
 from .network import INFO_MODE, MODE_HANDMADE
 from .nnue import nnue_evaluate
+from .intrinsics import by_ref, deref
 from .weights import KING_DEFENDER, KING_ATTACKER, HAND_ATTACK, KING_OPEN_SQUARE, TEMPO, KING_WEAK_DEFENCE
 
 
@@ -66,6 +67,14 @@ def evaluate(pos):
     """Score of the position for the side to move (centipawn-like).  A network needs both
     kings on the board (its features are defined from them); without, the hand-made
     evaluation answers."""
+    return evaluate_ref(by_ref(pos))
+
+
+@jit()
+def evaluate_ref(pos_ref):
+    """evaluate of a position passed by reference, as the search holds it (intrinsics.by_ref).
+    The one compiled body of both forms."""
+    pos = deref(pos_ref)
     st = pos.st
     if pos.net.info[INFO_MODE] != MODE_HANDMADE and st[ST_KING] >= 0 and st[ST_KING + 1] >= 0:
         return nnue_evaluate(pos)

@@ -208,8 +208,7 @@ dot_u8_i8_portable = intrinsic(_dot_typer(False, "dot_u8_i8_portable"))
 # words that each call of `search`, `qsearch` or `picker_next` pushed on the stack. by_ref
 # stores such a value once in the caller's frame and hands on its address; deref reads it
 # back at the callee's top, field by field, so that LLVM keeps only the fields the callee
-# uses. The stored value is never written again while a callee runs,
-# which the loads tell LLVM (invariant.load) so that it may move or repeat them freely.
+# uses.
 
 
 @intrinsic
@@ -225,19 +224,17 @@ def by_ref(typingctx, value):
     return types.CPointer(value)(value), codegen
 
 
-def _load_fields(builder, pointer, invariant):
+def _load_fields(builder, pointer):
     """The value at `pointer`, loaded one scalar field at a time."""
     pointee = pointer.type.pointee
     if not isinstance(pointee, (ir.LiteralStructType, ir.ArrayType)):
-        load = builder.load(pointer)
-        load.set_metadata("invariant.load", invariant)
-        return load
+        return builder.load(pointer)
     count = len(pointee.elements) if isinstance(pointee, ir.LiteralStructType) else pointee.count
     value = ir.Constant(pointee, ir.Undefined)
     zero = ir.Constant(ir.IntType(32), 0)
     for i in range(count):
         field = builder.gep(pointer, [zero, ir.Constant(ir.IntType(32), i)], inbounds=True)
-        value = builder.insert_value(value, _load_fields(builder, field, invariant), i)
+        value = builder.insert_value(value, _load_fields(builder, field), i)
     return value
 
 
@@ -248,8 +245,7 @@ def deref(typingctx, pointer):
         return None
 
     def codegen(context, builder, signature, args):
-        invariant = builder.module.add_metadata([])
-        data = _load_fields(builder, args[0], invariant)
+        data = _load_fields(builder, args[0])
         return context.data_model_manager[signature.return_type].from_data(builder, data)
 
     return pointer.dtype(pointer), codegen

@@ -57,6 +57,7 @@ from .types import (
 )
 from .board import (
     do_move,
+    do_move_ref,
     undo_move,
     do_null_move,
     undo_null_move,
@@ -72,7 +73,7 @@ from .board import (
     REP_SUPERIOR,
 )
 from .movegen import generate, generate_checks, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
-from .evaluate import evaluate
+from .evaluate import evaluate, evaluate_ref
 from .tt import (
     prefetch,
     probe,
@@ -431,7 +432,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         return 0
     in_check = pos.checks[pos.st[ST_PLY]] != 0
     if ply >= MAX_PLY:
-        return 0 if in_check else evaluate(pos)
+        return 0 if in_check else evaluate_ref(pos_ref)
     limit = _game_ply_limit(pos, ctx, ply)
     if limit != VALUE_INF:
         return limit
@@ -451,7 +452,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         best = -VALUE_INF
         stand_pat = -VALUE_INF
     else:
-        raw, stand_pat = _static_eval(pos, ctx, hit, tt_eval, ply)
+        raw, stand_pat = _static_eval(pos_ref, ctx, hit, tt_eval, ply)
         stand_pat = _tt_refined(ctx.sp, stand_pat, hit, value_from_tt(tt_value, ply), tt_bound)
         if _plies_to_limit(pos, ctx) <= 1:
             # every move ends the game in a draw (or mates): standing pat is a draw
@@ -529,7 +530,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
             continue  # QsEvasionSee: the king is safe already; this interposition loses material
         searched += 1
         ctx.stack_pt[ply] = piece_to(m)
-        do_move(pos, m)
+        do_move_ref(pos_ref, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         v = -qsearch(pos_ref, ctx_ref, -beta, -alpha, ply + 1, NOT_FIRST)
         undo_move(pos)
@@ -759,10 +760,11 @@ def _continuation_keys(ctx, ply):
 
 
 @jit()
-def _static_eval(pos, ctx, hit, tt_eval, ply):
+def _static_eval(pos_ref, ctx, hit, tt_eval, ply):
     """(raw, corrected) static evaluation of a position not in check: the TT keeps the raw
     one, the search prunes with the corrected one."""
-    raw = tt_eval if hit and tt_eval != EVAL_NONE else evaluate(pos)
+    raw = tt_eval if hit and tt_eval != EVAL_NONE else evaluate_ref(pos_ref)
+    pos = deref(pos_ref)
     if ctx.params[P_CORRECTION] == 0:
         return raw, raw
     prev = _piece_to_before(ctx, ply, 1)
@@ -903,7 +905,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     pos_ply = pos.st[ST_PLY]
     in_check = pos.checks[pos_ply] != 0
     if ply >= MAX_PLY:
-        return 0 if in_check else evaluate(pos)
+        return 0 if in_check else evaluate_ref(pos_ref)
     rep = _repetition_score(pos, ctx, ply)
     if rep != VALUE_INF:
         return rep
@@ -953,7 +955,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     if in_check:
         static = -VALUE_INF
     else:
-        raw, static = _static_eval(pos, ctx, hit, tt_eval, ply)
+        raw, static = _static_eval(pos_ref, ctx, hit, tt_eval, ply)
     ctx.stack_eval[ply] = static
     improving = ply >= 2 and not in_check and static > ctx.stack_eval[ply - 2]
     # what razoring, reverse futility and the null move judge the node by (TtValueEval)
@@ -1012,7 +1014,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
                 if not see_ge(pos.board, m, pc_beta - static, ctx.see_buf):
                     continue  # even the exchange's gain leaves it short of the bar
                 ctx.stack_pt[ply] = piece_to(m)
-                do_move(pos, m)
+                do_move_ref(pos_ref, m)
                 # a quiescence search first: most captures fail there, cheaply
                 v = -qsearch(pos_ref, ctx_ref, -pc_beta, -pc_beta + 1, ply + 1, NO)
                 if v >= pc_beta and pc_depth >= ONE_PLY:
@@ -1128,7 +1130,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
             for i in range(n):
                 m = pick_next(ctx.moves[ply], ctx.scores[ply], i, n)  # rank i, usual order
                 ctx.stack_pt[ply] = piece_to(m)
-                do_move(pos, m)
+                do_move_ref(pos_ref, m)
                 v = -search(pos_ref, ctx_ref, -hi, -lo, shallow, ply + 1, NO)
                 undo_move(pos)
                 if ctx.stop[0] != 0:
@@ -1210,7 +1212,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
         ext += half_ply
         new_depth = depth - ONE_PLY + ext
         ctx.stack_pt[ply] = piece_to(m)
-        do_move(pos, m)
+        do_move_ref(pos_ref, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         if move_count == 1:
             v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ply + 1, NO if pv_node else 1 - cut_node)
