@@ -217,3 +217,34 @@ def test_affine_layer_equals_numpy_and_compiles_to_plain_vector_code():
         assert (y[:3] == 255).all() and (y[35:] == 255).all()  # nothing outside the layer's outputs
     asm = _layer.inspect_asm(_layer.signatures[0])
     assert "vpgather" not in asm and "vpextrb" not in asm
+
+
+@jit(cache=False)
+def _fill_through(value_ref, start):
+    """A callee taking a tuple of arrays by reference: writes into its arrays and reads
+    their shapes and the scalar beside them."""
+    board, table, step = intrinsics.deref(value_ref)
+    for i in range(board.shape[0]):
+        board[i] = start + i * step
+    table[table.shape[0] - 1, table.shape[1] - 1] = board.sum()
+    return board.shape[0] * 1000 + table.shape[0] * 10 + table.shape[1]
+
+
+@jit(cache=False)
+def _by_ref_caller(board, table, step):
+    value = (board, table, step)
+    first = _fill_through(intrinsics.by_ref(value), 1)
+    second = _fill_through(intrinsics.by_ref(value), 100)  # a second call site, its own slot
+    return first, second
+
+
+def test_by_ref_hands_on_the_arrays_themselves():
+    """What the search's by-reference calls rely on: the callee sees the caller's arrays
+    (shapes, strides, data) and a scalar, and what it writes lands in the caller's arrays."""
+    board = np.zeros(9, np.int32)
+    table = np.zeros((3, 4), np.int64)
+    first, second = _by_ref_caller(board, table, np.int64(7))
+    assert first == second == 9 * 1000 + 3 * 10 + 4
+    assert board.tolist() == [100 + 7 * i for i in range(9)]
+    assert table[2, 3] == sum(100 + 7 * i for i in range(9))
+    assert table.sum() == table[2, 3]
