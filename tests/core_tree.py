@@ -30,13 +30,28 @@ def tree(pos_or_sfen, tt_entries=1 << 14, **params):
     return arrays, ctx
 
 
+# The search's own functions below the root take the position and the context by reference
+# (usi_engine/core/intrinsics.py); the tests call them through these.
+
+
+@jit()
+def search_node(arrays, ctx, alpha, beta, depth, ply, cut_node):
+    """`search` at a node below the root."""
+    return cs.search(by_ref(arrays), by_ref(ctx), alpha, beta, depth, ply, cut_node)
+
+
+@jit()
+def qsearch_node(arrays, ctx, alpha, beta, ply, first):
+    """`qsearch` at a node."""
+    return cs.qsearch(by_ref(arrays), by_ref(ctx), alpha, beta, ply, first)
+
+
 @jit()
 def picker_next(arrays, ctx, ply, us, conts, skip_quiets):
-    """The move picker's next move, with the position and the context passed as the search
-    passes them (by reference)."""
+    """The move picker's next move."""
     return mp.picker_next(by_ref(arrays), by_ref(ctx), ply, us, conts, skip_quiets)
 
 
 def qsearch(sfen, alpha, beta):
     arrays, ctx = tree(sfen)
-    return int(cs.qsearch_node(arrays, ctx, alpha, beta, 0, 0))
+    return int(qsearch_node(arrays, ctx, alpha, beta, 0, 0))

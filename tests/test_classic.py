@@ -12,7 +12,7 @@ from usi_engine.position import Position, move_to_usi
 from usi_engine.search.searcher import Searcher
 from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.params import INDEX, defaults
-from core_tree import tree
+from core_tree import search_node, tree
 
 CLASSIC = (
     "MultiIterativeDeepening",
@@ -123,10 +123,10 @@ def test_half_ply_extension_searches_the_tt_line_beyond_the_nominal_depth(search
 def test_multi_iterative_deepening_runs_shallow_iterations_at_a_new_node():
     arrays, ctx = tree(MIDDLE_GAME, CHECK_EXT=0, MID=1)  # MidDepth 3, MidStart 1
     ctx.stack_pt[0] = 0  # as if a move led here
-    cs.search_node(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
+    search_node(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
     # only this node has 3 plies left: it searched itself at 1 and 2 plies first
     assert ctx.stats[cs.S_MID_NODES] == 1 and ctx.stats[cs.S_MID_ITERS] == 2
-    cs.search_node(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
+    search_node(arrays, ctx, -INF, INF, 3 * cs.ONE_PLY, 1, 0)
     assert ctx.stats[cs.S_MID_NODES] == 1  # now in the TT: no iterations
     assert ctx.stats[cs.S_MID_ACTIVE] == 0
 
@@ -134,13 +134,13 @@ def test_multi_iterative_deepening_runs_shallow_iterations_at_a_new_node():
 def test_multi_iterative_deepening_iterates_at_every_new_deep_node_without_nesting():
     arrays, ctx = tree(MIDDLE_GAME, CHECK_EXT=0, MID=1)
     ctx.stack_pt[0] = 0
-    cs.search_node(arrays, ctx, -INF, INF, 4 * cs.ONE_PLY, 1, 0)
+    search_node(arrays, ctx, -INF, INF, 4 * cs.ONE_PLY, 1, 0)
     nodes, iters = int(ctx.stats[cs.S_MID_NODES]), int(ctx.stats[cs.S_MID_ITERS])
     # the top node: 1, 2, 3 plies; every later node with 3 plies left and no entry: 1, 2
     assert nodes >= 1 and iters == 3 + 2 * (nodes - 1)
     arrays, ctx = tree(MIDDLE_GAME, CHECK_EXT=0, MID=0)
     ctx.stack_pt[0] = 0
-    cs.search_node(arrays, ctx, -INF, INF, 4 * cs.ONE_PLY, 1, 0)
+    search_node(arrays, ctx, -INF, INF, 4 * cs.ONE_PLY, 1, 0)
     assert ctx.stats[cs.S_MID_NODES] == 0 and ctx.stats[cs.S_MID_ITERS] == 0
 
 
@@ -189,7 +189,7 @@ def test_restricted_search_stores_only_proven_bounds(side):
         ctx.stack_pt[0] = 0
         cb.do_move(arrays, ctx.root_moves[i])
         ctx.stats[cs.S_OSL_PLY] = 1
-        cs.search_node(arrays, ctx, -v - 1, -v, 5 * cs.ONE_PLY, 1, 1)
+        search_node(arrays, ctx, -v - 1, -v, 5 * cs.ONE_PLY, 1, 1)
         cb.undo_move(arrays)
     assert ctx.stats[cs.S_OSL_RESTRICTED] > 0 and ctx.stats[cs.S_OSL_UNPROVEN] > 0
     # the limited side's nodes prove lower bounds only, the free side's upper bounds only
@@ -217,7 +217,7 @@ def test_restricted_node_searches_the_similar_positions_best_move():
     ctx.stack_pt[0] = 0
     cb.do_move(arrays, Position(MIDDLE_GAME).parse_move("1g1f"))
     ctx.stats[cs.S_OSL_PLY] = 1
-    cs.search_node(arrays, ctx, -1, 0, 2 * cs.ONE_PLY, 1, 1)
+    search_node(arrays, ctx, -1, 0, 2 * cs.ONE_PLY, 1, 1)
     assert ctx.stats[cs.S_OSL_RESTRICTED] == 1
     assert ctx.moves[1, 0] == pos.parse_move("3a4b")  # the one move searched there
 

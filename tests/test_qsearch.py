@@ -3,7 +3,7 @@
 import pytest
 
 from usi_engine.core import search as cs
-from core_tree import qsearch
+from core_tree import qsearch, qsearch_node
 
 INF = cs.VALUE_INF
 
@@ -55,16 +55,16 @@ def test_mate_in_one_probe_finds_the_drop_standing_pat_misses():
     from core_tree import tree
 
     off_arrays, off_ctx = tree(MATE_BY_DROP)
-    stand_pat = int(cs.qsearch_node(off_arrays, off_ctx, -INF, INF, 0, 0))
+    stand_pat = int(qsearch_node(off_arrays, off_ctx, -INF, INF, 0, 0))
     assert stand_pat < cs.VALUE_MATE_IN_MAX
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
-    assert cs.qsearch_node(arrays, ctx, -INF, INF, 0, 0) == ctt.VALUE_MATE - 1  # mate in 1
+    assert qsearch_node(arrays, ctx, -INF, INF, 0, 0) == ctt.VALUE_MATE - 1  # mate in 1
     assert move_to_usi(int(ctx.pv[0, 0])) == "G*5b"
     hit, m1, _m2, _v, _ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     # at or above beta the stand-pat cutoff comes first: no probe, no mate score
     arrays, ctx = tree(MATE_BY_DROP, QS_MATE1=1)
-    assert cs.qsearch_node(arrays, ctx, stand_pat - 11, stand_pat - 10, 0, 0) == stand_pat
+    assert qsearch_node(arrays, ctx, stand_pat - 11, stand_pat - 10, 0, 0) == stand_pat
 
 
 # Black to move and a rook down; Rx9e wins White's rook back, but White then mates by
@@ -87,10 +87,10 @@ def test_mate_in_one_probe_below_the_first_ply_unless_qs_mate1_first_ply(first_p
     sp[INDEX["QsMate1FirstPly"]] = first_ply_only
     arrays, ctx = tree(MATE_AFTER_CAPTURE, QS_MATE1=1)
     cs.set_search_params(ctx, sp)
-    v = int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 1))
+    v = int(qsearch_node(arrays, ctx, -INF, INF, 0, 1))
     best = move_to_usi(int(ctx.pv[0, 0])) if ctx.pv_len[0] > 0 else None
     arrays, ctx = tree(MATE_AFTER_CAPTURE, QS_MATE1=0)
-    blind = int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 1))
+    blind = int(qsearch_node(arrays, ctx, -INF, INF, 0, 1))
     assert blind > 0  # without any probe the rook is won
     if first_ply_only:
         assert v == blind and best == "9i9e"
@@ -100,7 +100,7 @@ def test_mate_in_one_probe_below_the_first_ply_unless_qs_mate1_first_ply(first_p
     white = MATE_AFTER_CAPTURE.replace(" b g ", " w g ")
     arrays, ctx = tree(white, QS_MATE1=1)
     cs.set_search_params(ctx, sp)
-    assert int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 1)) == ctt.VALUE_MATE - 1
+    assert int(qsearch_node(arrays, ctx, -INF, INF, 0, 1)) == ctt.VALUE_MATE - 1
 
 
 # Black to move, not in check, no capture on the board: N*4c checks the king on 5a and
@@ -117,15 +117,15 @@ def test_quiet_checks_at_the_first_ply_find_the_fork_standing_pat_misses():
     from core_tree import tree
 
     arrays, ctx = tree(FORK_BY_DROP)
-    stand_pat = int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 1))  # QsChecks is 0
+    stand_pat = int(qsearch_node(arrays, ctx, -INF, INF, 0, 1))  # QsChecks is 0
     sp = defaults()
     sp[INDEX["QsChecks"]] = 4
     arrays, ctx = tree(FORK_BY_DROP)
     cs.set_search_params(ctx, sp)
-    assert int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 0)) == stand_pat  # not the first ply
+    assert int(qsearch_node(arrays, ctx, -INF, INF, 0, 0)) == stand_pat  # not the first ply
     arrays, ctx = tree(FORK_BY_DROP)
     cs.set_search_params(ctx, sp)
-    forked = int(cs.qsearch_node(arrays, ctx, -INF, INF, 0, 1))
+    forked = int(qsearch_node(arrays, ctx, -INF, INF, 0, 1))
     assert forked > stand_pat + 500, (stand_pat, forked)
     assert move_to_usi(int(ctx.pv[0, 0])) == "N*4c"
 

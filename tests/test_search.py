@@ -15,7 +15,7 @@ from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
 from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
-from core_tree import tree
+from core_tree import qsearch_node, search_node, tree
 from search_settings import search_constants
 from usi_engine.core.history import (
     BUTTERFLY_D,
@@ -194,13 +194,13 @@ def test_root_fail_low_is_stored_as_an_upper_bound():
 def test_mate_in_1_store_keeps_no_fake_eval():
     arrays, ctx = tree("4k4/9/4P4/9/9/9/9/9/4K4 b GN 1", MATE1=1)
     ctx.stack_pt[0] = 0  # as if a real move led here
-    v = cs.search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
+    v = search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 8 * cs.ONE_PLY, 1, 0)
     assert v == ctt.VALUE_MATE - 2  # mate in 1 from ply 1
     hit, m1, _m2, _v, ev, _d, bound, _pv = ctt.probe(ctx.tt, arrays.keys[arrays.st[cb.ST_PLY]])
     assert hit and bound == ctt.BOUND_EXACT and move_to_usi(int(m1)) == "G*5b"
     assert evaluate(arrays) != 0 and ev in (ctt.EVAL_NONE, evaluate(arrays))
     # the quiescence search of the same position stands pat on its real eval
-    assert cs.qsearch_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0) >= evaluate(arrays)
+    assert qsearch_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0) >= evaluate(arrays)
 
 
 def _walk(arrays, ctx, usi_moves):
@@ -224,13 +224,13 @@ def test_repetition_across_a_null_move_is_not_a_draw():
     arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
     cycle = ["9i9h", "1a1b", "9h9i", "1b1a"]  # a real repetition: a draw
     _walk(arrays, ctx, cycle)
-    assert cs.search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 4, 0) == draw
+    assert search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 4, 0) == draw
     arrays, ctx = tree(KINGS, DRAW_VALUE=draw)
     # the black king's triangle with a white pass among the moves: the board repeats, but
     # only because of the pass
     _walk(arrays, ctx, ["9i9h", "1a1b", "9h8i", "null", "8i9i", "1b1a"])
     assert arrays.keys[6] == arrays.keys[0]
-    assert cs.search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 6, 0) != draw
+    assert search_node(arrays, ctx, -cs.VALUE_INF, cs.VALUE_INF, 2 * cs.ONE_PLY, 6, 0) != draw
 
 
 def test_single_reply_extension_obeys_the_check_extension_switch():
@@ -245,7 +245,7 @@ def test_single_reply_extension_obeys_the_check_extension_switch():
         return int(ctx.stats[cs.S_NODES])
 
     child_arrays, child_ctx = tree(after)
-    cs.qsearch_node(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0)
+    qsearch_node(child_arrays, child_ctx, -cs.VALUE_INF, cs.VALUE_INF, 1, 0)
     assert nodes(0) == child_ctx.stats[cs.S_NODES]  # no extension: the reply gets qsearch
     assert nodes(1) > nodes(0)  # extended: a full ply more
 
@@ -406,7 +406,7 @@ def test_pv_prune_prunes_the_late_quiet_moves_of_a_pv_node_too():
         sp[INDEX["PvPrune"]] = pv_prune
         cs.set_search_params(ctx, sp)
         ctx.stack_pt[0] = 0  # as if a move led here
-        v = cs.search_node(arrays, ctx, alpha, beta, cs.ONE_PLY, 1, 0)
+        v = search_node(arrays, ctx, alpha, beta, cs.ONE_PLY, 1, 0)
         return int(ctx.stats[cs.S_NODES]), int(v)
 
     legal = len(list(shogi.Board(ROOK_IN_HAND).legal_moves))
@@ -604,10 +604,10 @@ def test_a_search_without_its_only_legal_move_returns_alpha_and_stores_nothing()
     ctx.stack_pt[0] = 0  # as if a move led here
     key = arrays.keys[arrays.st[cb.ST_PLY]]
     ctx.excluded[1] = Position(sfen).parse_move("9i8i")
-    assert cs.search_node(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0) == -50
+    assert search_node(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0) == -50
     assert not ctt.probe(ctx.tt, key)[0]
     ctx.excluded[1] = 0
-    cs.search_node(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0)
+    search_node(arrays, ctx, -50, -49, 4 * cs.ONE_PLY, 1, 0)
     assert ctt.probe(ctx.tt, key)[0]
 
 
@@ -627,7 +627,7 @@ def test_probcut_cuts_off_on_a_capture_that_wins_far_above_beta():
         cs.set_search_params(ctx, sp)
         ctx.stack_pt[0] = 0  # as if a move led here
         key = arrays.keys[arrays.st[cb.ST_PLY]]
-        v = cs.search_node(arrays, ctx, -1, 0, depth, 1, 1)
+        v = search_node(arrays, ctx, -1, 0, depth, 1, 1)
         hit, move, _m2, _v, _e, tt_depth, bound, _pv = ctt.probe(ctx.tt, key)
         assert hit and move == capture and bound == ctt.BOUND_LOWER and v >= 0
         found[probcut] = (v, tt_depth)

@@ -1451,16 +1451,3 @@ def init_root(pos, ctx):
     for i in range(ctx.stats.shape[0]):
         ctx.stats[i] = 0
     return n
-
-
-@jit()
-def search_node(pos, ctx, alpha, beta, depth, ply, cut_node):
-    """`search` of the position and context themselves (for the tests, which call a node
-    below the root directly)."""
-    return search(by_ref(pos), by_ref(ctx), alpha, beta, depth, ply, cut_node)
-
-
-@jit()
-def qsearch_node(pos, ctx, alpha, beta, ply, first):
-    """`qsearch` of the position and context themselves (for the tests)."""
-    return qsearch(by_ref(pos), by_ref(ctx), alpha, beta, ply, first)
