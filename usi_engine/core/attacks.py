@@ -112,6 +112,30 @@ def _build_knight():
 KNIGHT_TO = _build_knight()  # KNIGHT_TO[color, sq, i]: the two knight jumps, -1 if off board
 
 
+def _build_piece_rays():
+    """Per coloured piece and square, the directions it moves in, in direction order, each
+    with the squares it may reach along it on an empty board (1 for a step, the ray's
+    length for a slide): `d * 16 + length`, directions that leave the board left out. The
+    move generator walks these instead of testing all eight directions of every piece."""
+    rays = np.zeros((PIECE_NB, NSQ, 8), dtype=np.int64)
+    count = np.zeros((PIECE_NB, NSQ), dtype=np.int64)
+    for p in range(PIECE_NB):
+        for sq in range(NSQ):
+            for d in range(8):
+                length = (
+                    RAY_LEN[sq, d]
+                    if (SLIDE_MASK[p] >> d) & 1
+                    else min(RAY_LEN[sq, d], (STEP_MASK[p] >> d) & 1)
+                )
+                if length > 0:
+                    rays[p, sq, count[p, sq]] = d * 16 + length
+                    count[p, sq] += 1
+    return rays, count
+
+
+PIECE_RAYS, PIECE_RAY_COUNT = _build_piece_rays()  # PIECE_RAYS[p, sq, i]: d * 16 + length
+
+
 def _build_lines():
     direction = np.full((NSQ, NSQ), -1, dtype=np.int64)
     distance = np.zeros((NSQ, NSQ), dtype=np.int64)

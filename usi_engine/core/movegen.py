@@ -40,8 +40,9 @@ from .types import (
 from .attacks import (
     RAY,
     RAY_LEN,
+    PIECE_RAYS,
+    PIECE_RAY_COUNT,
     KNIGHT_TO,
-    STEP_MASK,
     SLIDE_MASK,
     LINE_DIR,
     LINE_DIST,
@@ -58,7 +59,7 @@ from .attacks import (
     REACH,
 )
 from .board import ST_SIDE, ST_PLY, ST_KING, ST_OCCUPIED
-from .intrinsics import lowest_bit
+from .intrinsics import by_ref, deref, lowest_bit
 
 GEN_ALL = 0  # every legal move
 GEN_CAPTURES = 1  # captures and pawn promotions (the quiescence search's moves)
@@ -189,7 +190,7 @@ def _wanted(mode, capture, p, us, frm, to):
     return pawn_promo or mode == GEN_QUIETS
 
 
-@jit(specialise=("mode",))  # see generate
+@jit(specialise=("mode",), inline="always")  # see generate
 def _piece_moves(
     board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, eksq, discovers
 ):
@@ -202,15 +203,9 @@ def _piece_moves(
     t = type_of(p)
     is_king = t == KING
     pin = -1 if is_king else blocker_line(pinned, ksq, frm)
-    step = STEP_MASK[p]
-    slide = SLIDE_MASK[p]
-    for d in range(8):
-        if not ((step | slide) >> d) & 1:
-            continue
-        length = RAY_LEN[frm, d]
-        if not (slide >> d) & 1 and length > 1:
-            length = 1
-        for k in range(length):
+    for i in range(PIECE_RAY_COUNT[p, frm]):
+        d = PIECE_RAYS[p, frm, i] >> 4
+        for k in range(PIECE_RAYS[p, frm, i] & 15):
             to = RAY[frm, d, k]
             q = board[to]
             if q != 0 and color_of(q) == us:
@@ -269,6 +264,15 @@ def generate(pos, out, mode, all_promos):
     In check, every mode yields evasions (the captures stage the capturing ones).
     `all_promos` adds the never-better non-promotions of pawn, bishop and rook (perft, GUI).
     """
+    return generate_ref(by_ref(pos), out, mode, all_promos)
+
+
+@jit(specialise=("mode",))
+def generate_ref(pos_ref, out, mode, all_promos):
+    """generate of a position passed by reference (intrinsics.by_ref), as the search and
+    perft hold it: one address instead of the position's arrays, about 140 words a call.
+    The one compiled body of both forms; the mode stays a constant through the wrapper."""
+    pos = deref(pos_ref)
     board = pos.board
     us = pos.st[ST_SIDE]
     them = 1 - us

@@ -32,7 +32,7 @@ from .params import (
 from .attacks import piece_attacks
 from .board import ST_KING
 from .see import see, see_ge, surely_keeps
-from .movegen import generate, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
+from .movegen import generate_ref, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from .intrinsics import deref
 
 SCORE_TT1 = 1 << 40
@@ -307,7 +307,7 @@ def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
                 pk[PICK_SCORE] = SCORE_TT2
                 return np.int32(pk[PICK_TT2])
         elif stage == STAGE_CAPTURES_GEN:
-            n = generate(pos, moves, GEN_CAPTURES, False)
+            n = generate_ref(pos_ref, moves, GEN_CAPTURES, False)
             score_captures(ctx, pos.board, moves, scores, n, 0, 0)
             pk[PICK_CUR] = 0
             pk[PICK_END] = n
@@ -351,7 +351,7 @@ def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
                 return m
         elif stage == STAGE_QUIETS_GEN:
             start = pk[PICK_N]
-            n = generate(pos, moves[start:], GEN_QUIETS, False)
+            n = generate_ref(pos_ref, moves[start:], GEN_QUIETS, False)
             for i in range(start, start + n):
                 scores[i] = quiet_score(ctx, us, moves[i], conts)
             if _has_ordering_bonus(ctx.sp, ply):
@@ -381,7 +381,7 @@ def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
                     return m
             pk[PICK_STAGE] = STAGE_DONE
         elif stage == STAGE_EVASIONS_GEN:
-            n = generate(pos, moves, GEN_ALL, False)
+            n = generate_ref(pos_ref, moves, GEN_ALL, False)
             score_moves(
                 pos,
                 ctx,

@@ -8,8 +8,10 @@ import numba
 from numba import int64, int32
 
 from .types import jit, MAX_MOVES
-from .board import new_position, do_move, undo_move
-from .movegen import generate, GEN_ALL
+from .board import new_position, do_move_ref, undo_move
+from .context import POS_REF
+from .intrinsics import by_ref, deref
+from .movegen import generate_ref, GEN_ALL
 
 POS_TYPE = numba.typeof(new_position())
 
@@ -17,14 +19,21 @@ POS_TYPE = numba.typeof(new_position())
 @jit(int64(POS_TYPE, int32[::1], int64))
 def perft(pos, buf, depth):
     """Leaf count at `depth`; `buf` holds MAX_MOVES moves per remaining ply."""
+    return perft_ref(by_ref(pos), buf, depth)
+
+
+@jit(int64(POS_REF, int32[::1], int64))
+def perft_ref(pos_ref, buf, depth):
+    """perft of a position passed by reference (intrinsics.by_ref), as the search holds it:
+    each recursive call hands on one address instead of the position's arrays."""
     moves = buf[:MAX_MOVES]
-    n = generate(pos, moves, GEN_ALL, True)
+    n = generate_ref(pos_ref, moves, GEN_ALL, True)
     if depth <= 1:
         return n if depth == 1 else 1
     rest = buf[MAX_MOVES:]
     total = 0
     for i in range(n):
-        do_move(pos, moves[i])
-        total += perft(pos, rest, depth - 1)
-        undo_move(pos)
+        do_move_ref(pos_ref, moves[i])
+        total += perft_ref(pos_ref, rest, depth - 1)
+        undo_move(deref(pos_ref))
     return total

@@ -72,7 +72,16 @@ from .board import (
     REP_LOSE,
     REP_SUPERIOR,
 )
-from .movegen import generate, generate_checks, GEN_ALL, GEN_CAPTURES, is_legal, gives_check, has_legal_move
+from .movegen import (
+    generate,
+    generate_ref,
+    generate_checks,
+    GEN_ALL,
+    GEN_CAPTURES,
+    is_legal,
+    gives_check,
+    has_legal_move,
+)
 from .evaluate import evaluate, evaluate_ref
 from .tt import (
     prefetch,
@@ -474,9 +483,9 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
     # each mode a constant: numba compiles generate once per constant mode, without the
     # other modes' branches (a mode chosen at run time took a slower, generic copy)
     if in_check:
-        n = generate(pos, moves, GEN_ALL, False)
+        n = generate_ref(pos_ref, moves, GEN_ALL, False)
     else:
-        n = generate(pos, moves, GEN_CAPTURES, False)
+        n = generate_ref(pos_ref, moves, GEN_CAPTURES, False)
     if in_check and n == 0:
         return mated_in(ply)
     if in_check:
@@ -1006,7 +1015,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
         if _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
             moves = ctx.moves[ply]
             scores = ctx.scores[ply]
-            n = generate(pos, moves, GEN_CAPTURES, False)
+            n = generate_ref(pos_ref, moves, GEN_CAPTURES, False)
             score_moves(pos, ctx, moves, scores, n, us, tt1, tt2, ply, -1, NO_CONTINUATION)
             pc_depth = depth - PROBCUT_SHALLOWER * ONE_PLY
             for i in range(n):
