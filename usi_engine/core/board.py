@@ -8,6 +8,7 @@ ply 0, every do_move adds one, game moves and search moves alike.
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from .types import (
@@ -97,6 +98,12 @@ def new_position(net: NetArrays | None = None) -> PosArrays:
         scratch(net),
         king_cache(net),
     )
+
+
+# the position's numba type, as the declared signatures name it, and the reference to one
+# that the search and the mate probe hand on (intrinsics.by_ref)
+POS_T = numba.typeof(new_position())
+POS_REF = numba.types.CPointer(POS_T)
 
 
 @jit()

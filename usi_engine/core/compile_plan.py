@@ -25,7 +25,7 @@ from .board import ST_PLY, ST_SIDE
 from .movegen import is_legal
 from .movepick import picker_next
 from .history import NO_CONTINUATION
-from .short_mate import mate_in_1
+from .short_mate import mate_in_1_ref
 from .intrinsics import by_ref
 from .classic import osl_begin, osl_restrict, osl_unproven, shallow_order_begin, usual_score
 from .search import (
@@ -41,7 +41,7 @@ from .search import (
 # the search's late callees, as `late_callees` calls them (tests/test_startup.py checks that
 # the engine's own compile asks for no other signature of them)
 LATE_CALLEES = (
-    mate_in_1,
+    mate_in_1_ref,
     _mate_in_1_found,
     _game_ply_limit,
     picker_next,
@@ -65,7 +65,7 @@ def late_callees(pos, ctx):
     ply = np.int64(1)
     us = pos.st[ST_SIDE]
     key = pos.keys[pos.st[ST_PLY]]  # unsigned, as the search's TT key
-    m = mate_in_1(pos, ctx.mate_buf)
+    m = mate_in_1_ref(by_ref(pos), ctx.mate_buf)
     v = _mate_in_1_found(ctx, key, m, ply, np.int64(0), np.int64(0), m > 0)
     v += _game_ply_limit(pos, ctx, ply)
     m = picker_next(by_ref(pos), by_ref(ctx), ply, us, NO_CONTINUATION, v > 0)

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .types import MAX_PLY, MAX_MOVES
-from .board import new_position
+from .board import new_position, POS_T, POS_REF  # noqa: F401 (re-exported beside CTX_T and CTX_REF)
 from .tt import new_table, VALUE_MATE
 from .movepick import PICK_NB
 from .short_mate import MATE_BUF_SIZE
@@ -169,8 +169,7 @@ def set_search_params(ctx: SearchCtx, sp) -> None:
             ctx.reductions[d, n] = max(0, int(base + math.log(d) * math.log(n) / div))
 
 
-POS_T = numba.typeof(new_position())
 CTX_T = numba.typeof(new_context(new_table(1), np.zeros(1, np.int32)))
-# the two as the searches below the root take them (intrinsics.by_ref)
-POS_REF = numba.types.CPointer(POS_T)
+# the context as the searches below the root take it (intrinsics.by_ref), beside the
+# position's POS_REF (board.py)
 CTX_REF = numba.types.CPointer(CTX_T)

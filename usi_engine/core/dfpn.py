@@ -44,7 +44,7 @@ from .types import (
     type_of,
 )
 from .board import (
-    new_position,
+    POS_T,
     do_move,
     undo_move,
     hand_covers,
@@ -56,7 +56,6 @@ from .board import (
 )
 from .movegen import generate, generate_checks, GEN_ALL
 
-POS_TYPE = numba.typeof(new_position())
 
 INF = np.int64(1) << 40  # an infinite proof or disproof number
 MAX_DEPTH = 240  # plies the df-pn may go below the root
@@ -271,7 +270,7 @@ def _in_path(pos, root):
     return False
 
 
-MID_SIG = types.UniTuple(int64, 4)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int64, int64)
+MID_SIG = types.UniTuple(int64, 4)(POS_T, TABLE_TYPE, WORK_TYPE, int64, int64, int64)
 
 
 @jit(MID_SIG, nogil=True)
@@ -419,7 +418,7 @@ def _mid(pos, tt, wk, depth, thpn, thdn):
     return pn, dn, rep, length
 
 
-@jit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
+@jit(types.UniTuple(int64, 2)(POS_T, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
 def dfpn_run(pos, tt, wk, root_depth):
     """Search the current position (an OR node if root_depth is even, else an AND node)
     until it is solved or params[P_LIMIT] / the stop flag ends it.  Returns (pn, dn)."""
@@ -506,7 +505,7 @@ def _pick_lowest(moves, order, i, n):
     return mv
 
 
-EXACT_SIG = types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int64)
+EXACT_SIG = types.UniTuple(int64, 2)(POS_T, TABLE_TYPE, WORK_TYPE, int64, int64)
 
 
 @jit(EXACT_SIG, nogil=True)
@@ -622,7 +621,7 @@ def _exact(pos, tt, wk, depth, budget):
     return worst, rep
 
 
-@jit(types.UniTuple(int64, 2)(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
+@jit(types.UniTuple(int64, 2)(POS_T, TABLE_TYPE, WORK_TYPE, int64), nogil=True)
 def exact_run(pos, tt, wk, budget):
     """Exact mate length of the root (an OR node) if <= budget, else INF; (value, aborted)."""
     tt.params[P_ABORT] = 0
@@ -630,7 +629,7 @@ def exact_run(pos, tt, wk, budget):
     return v, tt.params[P_ABORT]
 
 
-@jit(int64(POS_TYPE, TABLE_TYPE, WORK_TYPE, int64, int32[::1]), nogil=True)
+@jit(int64(POS_T, TABLE_TYPE, WORK_TYPE, int64, int32[::1]), nogil=True)
 def exact_pv(pos, tt, wk, value, out):
     """Write the principal line of a root whose exact value is `value` into out; return its
     length (0 if the line could not be followed, e.g. on abort).  The position is restored."""

@@ -299,7 +299,7 @@ def generate_ref(pos_ref, out, mode, all_promos):
                 board, out, n, frm, p, us, ksq, pinned, n_checkers, checker, mode, all_promos, -1, False
             )
     if mode != GEN_CAPTURES and n_checkers < 2:
-        n = _generate_drops(pos, out, n, us, ksq, n_checkers, checker)
+        n = _generate_drops(pos_ref, out, n, us, ksq, n_checkers, checker)
     return n
 
 
@@ -314,7 +314,8 @@ def hand_mask(hands, us):
 
 
 @jit()
-def _generate_drops(pos, out, n, us, ksq, n_checkers, checker):
+def _generate_drops(pos_ref, out, n, us, ksq, n_checkers, checker):
+    pos = deref(pos_ref)
     board = pos.board
     hands = pos.hands
     have = hand_mask(hands, us)
@@ -546,11 +547,12 @@ def _open_lengths(board, ksq):
 
 
 @jit()
-def _drop_checks(pos, out, n, us, eksq):
+def _drop_checks(pos_ref, out, n, us, eksq):
     """Append the legal checking drops in square order (not in check: every drop is legal but
     for the rules on nifu, dead squares and pawn-drop mate).  Only the king's open lines and
     knight squares are looked at, not the whole board: the mate probe asks this at most
-    quiescence nodes."""
+    quiescence nodes. The position by reference (intrinsics.by_ref)."""
+    pos = deref(pos_ref)
     board = pos.board
     have = hand_mask(pos.hands, us)
     if have == 0:
@@ -606,6 +608,14 @@ def _keep_checks(pos, out, n):
 def generate_checks(pos, out):
     """Write every legal move that gives check into `out` (MAX_MOVES entries); return the
     count.  Non-promotions of pawn, bishop and rook are included (tsume needs them)."""
+    return generate_checks_ref(by_ref(pos), out)
+
+
+@jit()
+def generate_checks_ref(pos_ref, out):
+    """generate_checks of a position passed by reference (intrinsics.by_ref), as the mate
+    probe holds it. The one compiled body of both forms."""
+    pos = deref(pos_ref)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
     if eksq < 0:
@@ -613,7 +623,7 @@ def generate_checks(pos, out):
     ply = pos.st[ST_PLY]
     if pos.checks[ply]:
         # in check ourselves: filter all legal evasions
-        n_all = generate(pos, out, GEN_ALL, True)
+        n_all = generate_ref(pos_ref, out, GEN_ALL, True)
         return _keep_checks(pos, out, n_all)
     # the board moves of the pieces that can check at all, less those that surely do not
     # (GEN_CHECKS), filtered; then the drops
@@ -636,7 +646,7 @@ def generate_checks(pos, out):
                     board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True, eksq, line >= 0
                 )
                 n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
-    return _drop_checks(pos, out, n, us, eksq)
+    return _drop_checks(pos_ref, out, n, us, eksq)
 
 
 @jit()

@@ -4,19 +4,15 @@ The last ply is counted without being played (bulk counting), as cshogi and most
 count; every non-promotion that is legal counts, as in the published figures.
 """
 
-import numba
 from numba import int64, int32
 
 from .types import jit, MAX_MOVES
-from .board import new_position, do_move_ref, undo_move
-from .context import POS_REF
+from .board import POS_T, POS_REF, do_move_ref, undo_move
 from .intrinsics import by_ref, deref
 from .movegen import generate_ref, GEN_ALL
 
-POS_TYPE = numba.typeof(new_position())
 
-
-@jit(int64(POS_TYPE, int32[::1], int64))
+@jit(int64(POS_T, int32[::1], int64))
 def perft(pos, buf, depth):
     """Leaf count at `depth`; `buf` holds MAX_MOVES moves per remaining ply."""
     return perft_ref(by_ref(pos), buf, depth)

@@ -121,7 +121,7 @@ from .movepick import (
     PICK_SCORE,
     PICK_CUR,
 )
-from .short_mate import mate_in_1
+from .short_mate import mate_in_1_ref
 from .intrinsics import by_ref, deref
 from .see import see_ge
 from .params import (
@@ -472,7 +472,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         # a mate in one is the attack standing pat would miss (only below beta: above, the
         # stand-pat cutoff holds whatever a mate adds)
         if ctx.params[P_QS_MATE1] and (first != 0 or ctx.sp[SP_QS_MATE1_FIRST_PLY] == 0):
-            m = mate_in_1(pos, ctx.mate_buf)
+            m = mate_in_1_ref(pos_ref, ctx.mate_buf)
             if m != 0:
                 return _mate_in_1_found(ctx, key, m, ply, raw, 0, tt_was_pv)
         if stand_pat > alpha:
@@ -955,7 +955,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     # allows (razoring, reverse futility, null move, ProbCut)
     # a mate in one ends the node at once (the TT remembers it)
     if params[P_MATE1] and not in_check and not hit and d_plies >= sp[SP_MATE1_DEPTH]:
-        m = mate_in_1(pos, ctx.mate_buf)
+        m = mate_in_1_ref(pos_ref, ctx.mate_buf)
         if m != 0:
             return _mate_in_1_found(ctx, key, m, ply, EVAL_NONE, depth, tt_pv)
 

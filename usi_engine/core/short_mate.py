@@ -8,7 +8,6 @@ Scratch buffers: `mate_in_1(pos, buf)` and `mate_in_3(pos, buf)` need an int32 a
 least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8) entries.
 """
 
-import numba
 import numpy as np
 from numba import int32
 
@@ -43,11 +42,10 @@ from .attacks import (
     BETWEEN,
     reach_squares,
 )
-from .board import new_position, do_move, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED
-from .intrinsics import lowest_bit
-from .movegen import generate, generate_checks, can_capture_or_block, hand_mask, GEN_ALL
+from .board import POS_T, POS_REF, do_move, do_move_ref, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED
+from .intrinsics import by_ref, deref, lowest_bit
+from .movegen import generate, generate_checks, generate_checks_ref, can_capture_or_block, hand_mask, GEN_ALL
 
-POS_TYPE = numba.typeof(new_position())
 
 MATE1_BUF_SIZE = MAX_MOVES + 8  # scratch size for mate_in_1
 MATE_BUF_SIZE = 2 * MAX_MOVES + MATE1_BUF_SIZE  # ... and for mate_in_3
@@ -89,12 +87,21 @@ def _build_coverable():
 COVERABLE = _build_coverable()
 
 
-@jit(int32(POS_TYPE, int32[::1]))
+@jit(int32(POS_T, int32[::1]))
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0; the first such
     move in generate_checks' order.  The king's neighbours are looked at before any check
     is generated (_escapes_stay_open).
     `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
+    return mate_in_1_ref(by_ref(pos), buf)
+
+
+@jit(int32(POS_REF, int32[::1]))
+def mate_in_1_ref(pos_ref, buf):
+    """mate_in_1 of a position passed by reference (intrinsics.by_ref), as the search holds
+    it; it hands the same address on to the look at the king's neighbours, to the checks'
+    generator and to do_move, each of which took the position's arrays, about 140 words."""
+    pos = deref(pos_ref)
     checks = buf[:MAX_MOVES]
     free = buf[MAX_MOVES : MAX_MOVES + 8]
     us = pos.st[ST_SIDE]
@@ -103,14 +110,14 @@ def mate_in_1(pos, buf):
         return 0
     for d in range(8):
         free[d] = ESCAPE_UNKNOWN
-    if _escapes_stay_open(pos, eksq, us, free):
+    if _escapes_stay_open(pos_ref, eksq, us, free):
         return 0
-    n = generate_checks(pos, checks)
+    n = generate_checks_ref(pos_ref, checks)
     for i in range(n):
         m = checks[i]
         if _king_escapes(pos.board, m, eksq, us, free):
             continue
-        do_move(pos, m)  # the king cannot step away: can another piece answer?
+        do_move_ref(pos_ref, m)  # the king cannot step away: can another piece answer?
         mated = not can_capture_or_block(pos, 1 - us, eksq)
         undo_move(pos)
         if mated:
@@ -119,7 +126,7 @@ def mate_in_1(pos, buf):
 
 
 @jit()
-def _escapes_stay_open(pos, eksq, us, free):
+def _escapes_stay_open(pos_ref, eksq, us, free):
     """True when no move of ours can take away every square the king could step to: then
     there is no mate in one, and no check needs to be generated.  Fills `free` for every
     neighbour the king's own pieces leave open.  A neighbour none of our pieces attacks
@@ -128,16 +135,18 @@ def _escapes_stay_open(pos, eksq, us, free):
     and reach all of them (COVERABLE, for the types we could move or drop), and it cannot
     stand on one: the king would take it; then a piece or drop of such a type must reach a
     square to do it from (_a_piece_can_cover).  On the positions of 1,253 self-play games
-    this rules out 53% of the positions not in check (the types alone: 26%)."""
+    this rules out 53% of the positions not in check (the types alone: 26%). The position
+    by reference (intrinsics.by_ref)."""
+    pos = deref(pos_ref)
     board = pos.board
     king = board[eksq]
     board[eksq] = 0
-    open_mask, opening, on_board, discovers = _look_at_neighbours(pos, eksq, us, free)
+    open_mask, opening, on_board, discovers = _look_at_neighbours(pos_ref, eksq, us, free)
     types = COVERABLE[us, eksq, open_mask]
     if types != 0:
         types &= on_board | hand_mask(pos.hands, us)
     hopeless = (
-        (types == 0 or not _a_piece_can_cover(pos, eksq, us, open_mask, types))
+        (types == 0 or not _a_piece_can_cover(pos_ref, eksq, us, open_mask, types))
         and not discovers
         and opening & open_mask == 0
     )
@@ -146,7 +155,7 @@ def _escapes_stay_open(pos, eksq, us, free):
 
 
 @jit()
-def _look_at_neighbours(pos, eksq, us, free):
+def _look_at_neighbours(pos_ref, eksq, us, free):
     """Fill free[d] for each neighbour of the king on eksq that none of the king's own pieces
     holds: a square of a piece of ours that attacks it, or ESCAPE_FREE. Return the mask of
     the free ones (bit d), the mask of those onto which a line of ours would open if a
@@ -155,7 +164,8 @@ def _look_at_neighbours(pos, eksq, us, free):
     alone between the king and a slider of ours (a discovered check). Each of our pieces is
     asked once which of the squares it reaches with every line open (REACH); what stands
     between (BETWEEN, the king lifted) says whether it attacks one now or one piece of ours
-    is in its way. The first attacker in square order is kept."""
+    is in its way. The first attacker in square order is kept. The position by reference."""
+    pos = deref(pos_ref)
     board, st = pos.board, pos.st
     near0 = 0
     near1 = 0
@@ -222,11 +232,13 @@ def _one_of_ours(bits0, bits1, mine0, mine1):
 
 
 @jit()
-def _a_piece_can_cover(pos, eksq, us, open_mask, types):
+def _a_piece_can_cover(pos_ref, eksq, us, open_mask, types):
     """Can a drop or a move of ours put a piece of one of `types` on a square from which it
     checks the king on eksq and attacks each of its neighbours in `open_mask`, standing on
     none of them (every line counted open, promotion zones ignored: more than the board
-    allows)? When not, and no line of ours opens, there is no mate in one."""
+    allows)? When not, and no line of ours opens, there is no mate in one. The position by
+    reference."""
+    pos = deref(pos_ref)
     board, hands, st = pos.board, pos.hands, pos.st
     open0 = 0
     open1 = 0
@@ -338,7 +350,7 @@ def _between(a, s, b):
     return d >= 0 and LINE_DIR[a, s] == d and LINE_DIST[a, s] < LINE_DIST[a, b]
 
 
-@jit(int32(POS_TYPE, int32[::1]))
+@jit(int32(POS_T, int32[::1]))
 def mate_in_3(pos, buf):
     """A check such that every reply is met by a mate in one (or that mates at once), or 0.
     `buf`: int32 scratch of at least MATE_BUF_SIZE (= 3 * MAX_MOVES + 8)."""
