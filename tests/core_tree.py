@@ -52,6 +52,12 @@ def picker_next(arrays, ctx, ply, us, conts, skip_quiets):
     return mp.picker_next(by_ref(arrays), by_ref(ctx), ply, us, conts, skip_quiets)
 
 
+@jit()
+def reward_tt_cutoff(arrays, ctx, ply, m, d_plies):
+    """TtCutoffHistory's reward of a TT move that ended a node."""
+    cs._reward_tt_cutoff(by_ref(arrays), by_ref(ctx), ply, m, d_plies)
+
+
 def qsearch(sfen, alpha, beta):
     arrays, ctx = tree(sfen)
     return int(qsearch_node(arrays, ctx, alpha, beta, 0, 0))

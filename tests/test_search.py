@@ -15,7 +15,7 @@ from usi_engine.core import tt as ctt, search as cs, board as cb
 from usi_engine.core.evaluate import evaluate
 from usi_engine.core.types import MAX_PLY, KING, WHITE_BIT, make_move, parse_square
 from usi_engine.core.params import PARAMS, INDEX, SP_NB, defaults
-from core_tree import qsearch_node, search_node, tree
+from core_tree import qsearch_node, reward_tt_cutoff, search_node, tree
 from search_settings import search_constants
 from usi_engine.core.history import (
     BUTTERFLY_D,
@@ -324,15 +324,15 @@ def test_a_quiet_tt_move_that_ends_a_node_is_rewarded_as_a_cutoff():
     pos = Position(WITH_HANDS)
     quiet, capture = pos.parse_move("1f1e"), pos.parse_move("2b2a+")  # 2b2a+ takes a knight
     bonus = history_bonus(ctx.sp, 5)
-    cs._reward_tt_cutoff(arrays, ctx, 0, capture, 5)
+    reward_tt_cutoff(arrays, ctx, 0, capture, 5)
     assert not ctx.butterfly.any() and ctx.killers[0, 0] == 0
-    cs._reward_tt_cutoff(arrays, ctx, 0, quiet, 5)
+    reward_tt_cutoff(arrays, ctx, 0, quiet, 5)
     assert ctx.butterfly[0, parse_square("1f"), parse_square("1e")] == bonus
     assert ctx.killers[0, 0] == quiet
     cb.do_move(arrays, np.int32(quiet))
     ctx.stack_pt[0] = piece_to(quiet)
     before = ctx.butterfly.copy()
-    cs._reward_tt_cutoff(arrays, ctx, 1, quiet, 5)  # Black's move again: not White's to play
+    reward_tt_cutoff(arrays, ctx, 1, quiet, 5)  # Black's move again: not White's to play
     assert (ctx.butterfly == before).all() and ctx.killers[1, 0] == 0
 
 

@@ -260,6 +260,14 @@ def do_move_ref(pos_ref, m):
 @jit()
 def undo_move(pos):
     """Take back the last move."""
+    undo_move_ref(by_ref(pos))
+
+
+@jit()
+def undo_move_ref(pos_ref):
+    """undo_move of a position passed by reference, as do_move_ref: one address instead of
+    the position's arrays. The one compiled body of both forms."""
+    pos = deref(pos_ref)
     board, hands, st = pos.board, pos.hands, pos.st
     ply = st[ST_PLY] - 1
     us = 1 - st[ST_SIDE]

@@ -22,7 +22,7 @@ import numpy as np
 
 from .types import jit
 from .board import ST_PLY, ST_SIDE
-from .movegen import is_legal
+from .movegen import is_legal_ref
 from .movepick import picker_next
 from .history import NO_CONTINUATION
 from .short_mate import mate_in_1_ref
@@ -47,7 +47,7 @@ LATE_CALLEES = (
     picker_next,
     shallow_order_begin,
     osl_restrict,
-    is_legal,
+    is_legal_ref,
     _repetition_score,
     usual_score,
     late_move_reduction,
@@ -71,7 +71,7 @@ def late_callees(pos, ctx):
     m = picker_next(by_ref(pos), by_ref(ctx), ply, us, NO_CONTINUATION, v > 0)
     shallow_order_begin(pos, ctx, ply, us, v, v + 1, m, m, m, NO_CONTINUATION)
     osl = osl_restrict(pos, ctx, ply, m, v > 1)
-    legal = is_legal(pos, m)
+    legal = is_legal_ref(by_ref(pos), m)
     v += _repetition_score(pos, ctx, ply)
     v += usual_score(pos, ctx, ply, us, m, m, ply, m, NO_CONTINUATION)
     v += late_move_reduction(ctx, ply, ply, v, legal, ply, v > 2, v > 3, v > 4, v > 5)

@@ -371,13 +371,15 @@ def has_evasion(pos, us, ksq):
     """Has `us`, in check on ksq, a legal move?  The king steps away or takes the checker;
     or, against a single checker, another piece takes it or, against a slider, moves or
     is dropped between: the moves generate() would list, but stopping at the first."""
-    return king_can_step(pos.board, ksq, 1 - us) or can_capture_or_block(pos, us, ksq)
+    return king_can_step(pos.board, ksq, 1 - us) or can_capture_or_block_ref(by_ref(pos), us, ksq)
 
 
 @jit()
-def can_capture_or_block(pos, us, ksq):
+def can_capture_or_block_ref(pos_ref, us, ksq):
     """Can `us`, in check on ksq, answer it with a piece other than the king: take a single
-    checker, or move or drop a piece between it and the king?"""
+    checker, or move or drop a piece between it and the king?  The position by reference
+    (intrinsics.by_ref): the mate probe asks this after each check it tries."""
+    pos = deref(pos_ref)
     board = pos.board
     them = 1 - us
     n_checkers, checker = count_checkers(board, ksq, them)
@@ -389,9 +391,10 @@ def can_capture_or_block(pos, us, ksq):
     if d < 0 or LINE_DIST[ksq, checker] <= 1:
         return False  # a knight or a contact check: no interposing
     have = hand_mask(pos.hands, us)
+    eksq = pos.st[ST_KING + them]
     for k in range(LINE_DIST[ksq, checker] - 1):
         to = RAY[ksq, d, k]
-        if _piece_can_go(board, to, us, ksq) or (have != 0 and _can_drop(pos, to, us, have)):
+        if _piece_can_go(board, to, us, ksq) or (have != 0 and _can_drop(board, eksq, to, us, have)):
             return True
     return False
 
@@ -425,15 +428,14 @@ def _piece_can_go(board, to, us, ksq):
 
 
 @jit()
-def _can_drop(pos, to, us, have):
-    """Can `us` drop one of the hand pieces in `have` on the empty square `to`?"""
-    board = pos.board
+def _can_drop(board, eksq, to, us, have):
+    """Can `us` drop one of the hand pieces in `have` on the empty square `to`?  (eksq:
+    the opponent's king, which a pawn drop must not mate.)"""
     for pt in range(PAWN, KING):
         if not (have >> pt) & 1 or _is_dead_square(pt, us, to):
             continue
         if pt == PAWN and (
-            _pawn_on_file(board, to // 9, make_piece(PAWN, us))
-            or _drop_mates(board, us, to, pos.st[ST_KING + 1 - us])
+            _pawn_on_file(board, to // 9, make_piece(PAWN, us)) or _drop_mates(board, us, to, eksq)
         ):
             continue
         return True
@@ -466,6 +468,15 @@ def gives_check(pos, m):
 @jit()
 def is_legal(pos, m):
     """Full validation of an arbitrary move (e.g. from the TT) in this position."""
+    return is_legal_ref(by_ref(pos), m)
+
+
+@jit()
+def is_legal_ref(pos_ref, m):
+    """is_legal of a position passed by reference (intrinsics.by_ref), as the search asks it
+    of the TT moves, the killers and the counter move at most nodes. The one compiled body
+    of both forms."""
+    pos = deref(pos_ref)
     board = pos.board
     us = pos.st[ST_SIDE]
     them = 1 - us

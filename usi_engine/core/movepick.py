@@ -32,7 +32,7 @@ from .params import (
 from .attacks import piece_attacks
 from .board import ST_KING
 from .see import see, see_ge, surely_keeps
-from .movegen import generate_ref, is_legal, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
+from .movegen import generate_ref, is_legal_ref, GEN_ALL, GEN_CAPTURES, GEN_QUIETS
 from .intrinsics import deref
 
 SCORE_TT1 = 1 << 40
@@ -274,14 +274,14 @@ def _is_special(pk, m):
 
 
 @jit()
-def _refutation(pos, pk, m):
+def _refutation(pos_ref, board, pk, m):
     """A killer or counter move worth trying here: legal, quiet, and not a TT move."""
     return (
         m != 0
         and m != pk[PICK_TT1]
         and m != pk[PICK_TT2]
-        and is_legal(pos, m)
-        and not is_tactical(pos.board, m)
+        and is_legal_ref(pos_ref, m)
+        and not is_tactical(board, m)
     )
 
 
@@ -329,13 +329,13 @@ def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
         elif stage == STAGE_KILLER1:
             pk[PICK_STAGE] = STAGE_KILLER2
             m = np.int32(pk[PICK_KILLER1])
-            if not skip_quiets and _refutation(pos, pk, m):
+            if not skip_quiets and _refutation(pos_ref, pos.board, pk, m):
                 pk[PICK_SCORE] = SCORE_KILLER1
                 return m
         elif stage == STAGE_KILLER2:
             pk[PICK_STAGE] = STAGE_COUNTER
             m = np.int32(pk[PICK_KILLER2])
-            if not skip_quiets and m != pk[PICK_KILLER1] and _refutation(pos, pk, m):
+            if not skip_quiets and m != pk[PICK_KILLER1] and _refutation(pos_ref, pos.board, pk, m):
                 pk[PICK_SCORE] = SCORE_KILLER2
                 return m
         elif stage == STAGE_COUNTER:
@@ -345,7 +345,7 @@ def picker_next(pos_ref, ctx_ref, ply, us, conts, skip_quiets):
                 not skip_quiets
                 and m != pk[PICK_KILLER1]
                 and m != pk[PICK_KILLER2]
-                and _refutation(pos, pk, m)
+                and _refutation(pos_ref, pos.board, pk, m)
             ):
                 pk[PICK_SCORE] = SCORE_COUNTER
                 return m

@@ -7,8 +7,8 @@ count; every non-promotion that is legal counts, as in the published figures.
 from numba import int64, int32
 
 from .types import jit, MAX_MOVES
-from .board import POS_T, POS_REF, do_move_ref, undo_move
-from .intrinsics import by_ref, deref
+from .board import POS_T, POS_REF, do_move_ref, undo_move_ref
+from .intrinsics import by_ref
 from .movegen import generate_ref, GEN_ALL
 
 
@@ -31,5 +31,5 @@ def perft_ref(pos_ref, buf, depth):
     for i in range(n):
         do_move_ref(pos_ref, moves[i])
         total += perft_ref(pos_ref, rest, depth - 1)
-        undo_move(deref(pos_ref))
+        undo_move_ref(pos_ref)
     return total

@@ -58,7 +58,7 @@ from .types import (
 from .board import (
     do_move,
     do_move_ref,
-    undo_move,
+    undo_move_ref,
     do_null_move,
     undo_null_move,
     repetition_state,
@@ -75,10 +75,10 @@ from .board import (
 from .movegen import (
     generate,
     generate_ref,
-    generate_checks,
+    generate_checks_ref,
     GEN_ALL,
     GEN_CAPTURES,
-    is_legal,
+    is_legal_ref,
     gives_check,
     has_legal_move,
 )
@@ -400,11 +400,13 @@ def _needless_non_promotion(m, prev):
 
 
 @jit()
-def _safe_quiet_checks(pos, ctx, moves):
+def _safe_quiet_checks(pos_ref, ctx_ref, moves):
     """QsChecks' moves, written over `moves`: the first QsChecks quiet checks (board moves
     and drops) that lose nothing by SEE; return how many.  The captures and pawn promotions
     among the checks were the captures' stage's."""
-    n = generate_checks(pos, moves)
+    pos = deref(pos_ref)
+    ctx = deref(ctx_ref)
+    n = generate_checks_ref(pos_ref, moves)
     kept = 0
     prev = 0
     for i in range(n):
@@ -507,7 +509,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         if i == n:
             if checks_stage or not first or in_check or best >= beta or ctx.sp[SP_QS_CHECKS] == 0:
                 break
-            n = _safe_quiet_checks(pos, ctx, moves)
+            n = _safe_quiet_checks(pos_ref, ctx_ref, moves)
             checks_stage = True
             i = 0
             continue
@@ -542,7 +544,7 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         do_move_ref(pos_ref, m)
         prefetch(ctx.tt, pos.keys[pos.st[ST_PLY]])
         v = -qsearch(pos_ref, ctx_ref, -beta, -alpha, ply + 1, NOT_FIRST)
-        undo_move(pos)
+        undo_move_ref(pos_ref)
         if ctx.stop[0] != 0:
             return 0
         if v > best:
@@ -846,11 +848,13 @@ def _reward_cutoff(ctx, us, m, ply, conts, d_plies, failed, n_failed):
 
 
 @jit()
-def _reward_tt_cutoff(pos, ctx, ply, m, d_plies):
+def _reward_tt_cutoff(pos_ref, ctx_ref, ply, m, d_plies):
     """TtCutoffHistory: a quiet TT move whose stored bound ends the node is rewarded as a
     searched cutoff would be. It is checked first: the entry may be another position's."""
-    if is_tactical(pos.board, m) or not is_legal(pos, m):
+    pos = deref(pos_ref)
+    if is_tactical(pos.board, m) or not is_legal_ref(pos_ref, m):
         return
+    ctx = deref(ctx_ref)
     conts = _continuation_keys(ctx, ply)
     _reward_cutoff(ctx, pos.st[ST_SIDE], m, ply, conts, d_plies, ctx.quiets[ply], 0)
 
@@ -944,7 +948,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
             or (tt_bound == BOUND_UPPER and tt_v <= alpha)
         ):
             if ctx.sp[SP_TT_CUTOFF_HISTORY] != 0 and tt1 != 0 and tt_v >= beta:
-                _reward_tt_cutoff(pos, ctx, ply, tt1, depth // ONE_PLY)
+                _reward_tt_cutoff(pos_ref, ctx_ref, ply, tt1, depth // ONE_PLY)
             return tt_v
     params = ctx.params
     sp = ctx.sp
@@ -1028,7 +1032,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
                 v = -qsearch(pos_ref, ctx_ref, -pc_beta, -pc_beta + 1, ply + 1, NO)
                 if v >= pc_beta and pc_depth >= ONE_PLY:
                     v = -search(pos_ref, ctx_ref, -pc_beta, -pc_beta + 1, pc_depth, ply + 1, 1 - cut_node)
-                undo_move(pos)
+                undo_move_ref(pos_ref)
                 if ctx.stop[0] != 0:
                     return 0
                 if v >= pc_beta:
@@ -1070,9 +1074,9 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     # ---- 5. the TT move and the picker: legality, the singular extension, the picker (and
     # what one-side-limited PVS and shallow-search ordering change of it)
     extend_ok = ply < 2 * params[P_ROOT_DEPTH]
-    if tt1 != 0 and not is_legal(pos, tt1):
+    if tt1 != 0 and not is_legal_ref(pos_ref, tt1):
         tt1 = 0
-    if tt2 != 0 and not is_legal(pos, tt2):
+    if tt2 != 0 and not is_legal_ref(pos_ref, tt2):
         tt2 = 0
     tt_capture = tt1 != 0 and is_tactical(pos.board, tt1)
     # singular extension: if no other move comes near the TT move's value, extend the TT move;
@@ -1141,7 +1145,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
                 ctx.stack_pt[ply] = piece_to(m)
                 do_move_ref(pos_ref, m)
                 v = -search(pos_ref, ctx_ref, -hi, -lo, shallow, ply + 1, NO)
-                undo_move(pos)
+                undo_move_ref(pos_ref)
                 if ctx.stop[0] != 0:
                     return 0
                 ctx.scores[ply, i] = shallow_score(v, i)
@@ -1272,7 +1276,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
             # again as deep as the TT move was (elsewhere a move above alpha refutes, it is
             # no new best line; re-searching those too cost as much: docs/EXPERIMENTS.md)
             v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth + ONE_PLY // 2, ply + 1, NO)
-        undo_move(pos)
+        undo_move_ref(pos_ref)
         if ctx.stop[0] != 0:
             return 0
         path_dep |= ctx.path_dep[ply + 1]
@@ -1402,7 +1406,7 @@ def root_search(pos, ctx, alpha, beta, depth):
                 v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth, ONE, NO)
         if yss_full_again(params, half_ply, ext, v, alpha) and ctx.stop[0] == 0:
             v = -search(pos_ref, ctx_ref, -beta, -alpha, new_depth + ONE_PLY // 2, ONE, NO)
-        undo_move(pos)
+        undo_move_ref(pos_ref)
         if ctx.stop[0] != 0:
             ctx.stats[S_ABORTED] = 1
             break

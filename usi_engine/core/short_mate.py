@@ -42,9 +42,26 @@ from .attacks import (
     BETWEEN,
     reach_squares,
 )
-from .board import POS_T, POS_REF, do_move, do_move_ref, undo_move, ST_SIDE, ST_KING, ST_OCCUPIED
+from .board import (
+    POS_T,
+    POS_REF,
+    do_move,
+    do_move_ref,
+    undo_move,
+    undo_move_ref,
+    ST_SIDE,
+    ST_KING,
+    ST_OCCUPIED,
+)
 from .intrinsics import by_ref, deref, lowest_bit
-from .movegen import generate, generate_checks, generate_checks_ref, can_capture_or_block, hand_mask, GEN_ALL
+from .movegen import (
+    generate,
+    generate_checks,
+    generate_checks_ref,
+    can_capture_or_block_ref,
+    hand_mask,
+    GEN_ALL,
+)
 
 
 MATE1_BUF_SIZE = MAX_MOVES + 8  # scratch size for mate_in_1
@@ -118,8 +135,8 @@ def mate_in_1_ref(pos_ref, buf):
         if _king_escapes(pos.board, m, eksq, us, free):
             continue
         do_move_ref(pos_ref, m)  # the king cannot step away: can another piece answer?
-        mated = not can_capture_or_block(pos, 1 - us, eksq)
-        undo_move(pos)
+        mated = not can_capture_or_block_ref(pos_ref, 1 - us, eksq)
+        undo_move_ref(pos_ref)
         if mated:
             return m
     return 0
