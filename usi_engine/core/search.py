@@ -82,7 +82,7 @@ from .movegen import (
     gives_check,
     has_legal_move,
 )
-from .evaluate import evaluate, evaluate_ref
+from .evaluate import evaluate_ref
 from .tt import (
     prefetch,
     probe,
@@ -1438,7 +1438,7 @@ def root_search(pos, ctx, alpha, beta, depth):
             key,
             ctx.root_moves[0],
             value_to_tt(best, 0),
-            EVAL_NONE if in_check else evaluate(pos),
+            EVAL_NONE if in_check else evaluate_ref(by_ref(pos)),  # not `evaluate`: one compile less
             depth,
             bound,
             params[P_GENERATION],
