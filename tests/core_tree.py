@@ -9,6 +9,8 @@ from usi_engine.core.tt import table_for_entries
 from usi_engine.core import movepick as mp
 from usi_engine.core.intrinsics import by_ref
 from usi_engine.core.jit import jit
+from usi_engine.core.context import CTX_T, POS_T
+from numba import int64
 
 SWITCHES = (cs.P_NULL_MOVE, cs.P_LMR, cs.P_FUTILITY, cs.P_RAZORING, cs.P_CHECK_EXT, cs.P_IIR)
 
@@ -31,16 +33,17 @@ def tree(pos_or_sfen, tt_entries=1 << 14, **params):
 
 
 # The search's own functions below the root take the position and the context by reference
-# (usi_engine/core/intrinsics.py); the tests call them through these.
+# (usi_engine/core/intrinsics.py); the tests call them through these. `search` and `qsearch`
+# are compiled apart (core/jit.py): their callers declare their signatures and name them.
 
 
-@jit()
+@jit(int64(POS_T, CTX_T, int64, int64, int64, int64, int64), after=(cs.qsearch, cs.search))
 def search_node(arrays, ctx, alpha, beta, depth, ply, cut_node):
     """`search` at a node below the root."""
     return cs.search(by_ref(arrays), by_ref(ctx), alpha, beta, depth, ply, cut_node)
 
 
-@jit()
+@jit(int64(POS_T, CTX_T, int64, int64, int64, int64), after=(cs.qsearch,))
 def qsearch_node(arrays, ctx, alpha, beta, ply, first):
     """`qsearch` at a node."""
     return cs.qsearch(by_ref(arrays), by_ref(ctx), alpha, beta, ply, first)

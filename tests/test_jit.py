@@ -87,6 +87,117 @@ def test_recursion_with_declared_return_type():
     assert _paths(6, 3) == 84
 
 
+@jit(cache=False)
+def _area(shape):
+    return shape[0] * shape[1]
+
+
+@jit(cache=False)
+def _areas(a, b):
+    return _area(a) + _area(b)
+
+
+def test_a_function_compiled_for_jitted_code_gets_its_python_entry_when_python_calls_it():
+    """Compiled for a jitted caller, a function has no CPython wrapper (numba's is most of a
+    small function's compile); the first Python call builds one, and it stays usable."""
+    import gc
+
+    a, b = np.array([2, 3], np.int64), np.array([4, 5], np.int64)
+    assert _areas(a, b) == 26
+    (cres,) = _area.overloads.values()
+    assert cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name) == 0
+    assert _area(a) == 6  # built now
+    gc.collect()  # the entry must not go with the call that built it
+    assert [_area(b) for _ in range(3)] == [20, 20, 20]
+    assert _areas(b, b) == 40 and len(_area.overloads) == 1  # nothing compiled again
+
+
+@jit(int64(int64), apart=True, cache=False)
+def _countdown(n):
+    """Recursive and compiled apart, as the search's `search` and `qsearch`."""
+    if n <= 0:
+        return np.int64(0)
+    return np.int64(1) + _countdown(n - np.int64(1))
+
+
+@jit(int64(int64), after=(_countdown,), cache=False)
+def _two_countdowns(n):
+    return _countdown(n) + _countdown(n + 1)
+
+
+@jit(cache=False)
+def _countdown_without_after(n):
+    return _countdown(n)
+
+
+def test_a_function_compiled_apart_is_called_not_copied():
+    assert _two_countdowns(5) == 11
+    callee = next(iter(_countdown.overloads.values())).fndesc.mangled_name
+    caller_module = next(iter(_two_countdowns.inspect_llvm().values()))
+    assert f"@{callee}(" not in caller_module  # no copy of its code, not even declared
+    assert f'@".numba.unresolved${callee}"' in caller_module  # a pointer to it
+    assert f"@{callee}(" in next(iter(_countdown.inspect_llvm().values()))  # defined there
+
+
+def test_a_caller_that_does_not_name_a_function_compiled_apart_is_refused():
+    with pytest.raises(TypeError) as refused:
+        _countdown_without_after(3)
+    assert (
+        "_countdown_without_after calls _countdown, which is compiled apart: "
+        "name it in _countdown_without_after's jit(after=...)"
+    ) in str(refused.value)
+    assert _countdown(3) == 3 and _two_countdowns(2) == 5  # nothing else lost
+
+
+APART_MODULE = """
+import numpy as np
+from numba import int64
+from usi_engine.core.jit import jit
+
+
+@jit(int64(int64), apart=True)
+def countdown(n):
+    if n <= 0:
+        return np.int64(0)
+    return np.int64(1) + countdown(n - np.int64(1))
+
+
+@jit(int64(int64), after=(countdown,))
+def two_countdowns(n):
+    return countdown(n) + countdown(n + 1)
+
+
+print(two_countdowns(5), next(iter(countdown.overloads.values())).fndesc.mangled_name,
+      sum(two_countdowns.stats.cache_hits.values()), sum(countdown.stats.cache_hits.values()))
+"""
+
+
+def test_a_function_compiled_apart_has_one_name_in_every_process_and_loads_from_the_cache(tmp_path):
+    """A caller compiled by one process and loaded by another (the engine and its helper
+    share a cache) finds its callee by name: the names must agree between processes, and a
+    caller loaded from the cache must load its callee (numba used to abort there)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "apart_probe.py").write_text(APART_MODULE)
+
+    def start():
+        out = subprocess.run(
+            [sys.executable, str(tmp_path / "apart_probe.py")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")},
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        value, name, caller_hits, callee_hits = out.stdout.split()
+        return int(value), name, int(caller_hits) + int(callee_hits)
+
+    cold, warm = start(), start()
+    assert cold[0] == warm[0] == 11
+    assert cold[1] == warm[1] and "B2v0" in cold[1]  # the same name, numbered 0 in both
+    assert cold[2] == 0 and warm[2] == 2  # compiled, then both loaded from the cache
+
+
 STALE_PROBE = "from usi_engine.core import search, jit; print(next(iter(jit._checked_cache_dirs)))"
 
 

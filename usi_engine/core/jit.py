@@ -6,7 +6,11 @@ counting, and arranged so that the first start compiles as little as possible:
 * recursive calls typed by their declared return type (`_declared_return_for_recursion`);
 * a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`);
 * cache entries read and written under a lock, so that processes can fill one cache together
-  (`_cache_entries_under_lock`, for usi_engine/precompile.py).
+  (`_cache_entries_under_lock`, for usi_engine/precompile.py);
+* the search's big recursive functions compiled apart, not again inside each caller
+  (`_calls_to_functions_apart`);
+* a function that jitted code compiles gets its entry for Python callers only if Python
+  calls it (`_python_entry_on_first_call`).
 
 `usi-engine compile-profile` shows what compiles, how often and for how long.
 """
@@ -22,7 +26,7 @@ from numba.core import types as nbtypes
 from numba.core.compiler_lock import global_compiler_lock
 
 
-def jit(signature=None, specialise=(), **kwargs):
+def jit(signature=None, specialise=(), apart=False, after=(), **kwargs):
     """numba's njit as the hot code uses it: cached on disk, without reference counting,
     compiled once per function (see `_one_call_shape`), and compiled on first use even when
     it declares its signature (see `_declared_on_first_use`).
@@ -30,6 +34,12 @@ def jit(signature=None, specialise=(), **kwargs):
     `specialise` names parameters that get one compilation per constant value passed
     (numba's literal types), for the rare hot function where that pays: each value costs
     a whole compilation at the first start.
+
+    `apart` compiles the function apart: its jitted callers call its own machine code
+    instead of a copy linked into theirs (see `_calls_to_functions_apart`). `after` lists
+    the functions compiled apart that this one calls: they are compiled or loaded whenever
+    this one is, so that a caller loaded from the cache finds them. Both need a declared
+    signature.
 
     Hot code never allocates, and the refcount traffic on every array argument (a position
     is ten arrays) cost about 100 ns per call, more than the work of most small functions.
@@ -40,11 +50,18 @@ def jit(signature=None, specialise=(), **kwargs):
     options = {"cache": True, "_nrt": False, "no_cfunc_wrapper": True}
     options.update(kwargs)
 
+    if (apart or after) and signature is None:
+        raise TypeError("jit(apart=..., after=...) needs a declared signature")
+
     def decorate(fn):
+        if apart:
+            _APART.add((fn.__module__, fn.__qualname__))
         dispatcher = njit(**options)(fn)
+        dispatcher._usi_engine_after = tuple(after)
         _drop_stale_cache(dispatcher)
         if signature is not None:
             _declared_on_first_use(dispatcher, signature)
+        _python_entry_on_first_call(dispatcher)
         return _one_call_shape(dispatcher, specialise)
 
     return decorate
@@ -242,11 +259,13 @@ def _one_call_shape(dispatcher, specialise=()):
     keep = {names.index(name) for name in specialise}
 
     def get_call_template(args, kws):
-        _compile_declared(dispatcher)
-        return resolve(
-            tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
-            {k: v if k in specialise else _call_type(v) for k, v in kws.items()},
-        )
+        _refuse_a_caller_without_after(dispatcher)
+        with _without_python_entry(dispatcher):
+            _compile_declared(dispatcher)
+            return resolve(
+                tuple(a if i in keep else _call_type(a) for i, a in enumerate(args)),
+                {k: v if k in specialise else _call_type(v) for k, v in kws.items()},
+            )
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
@@ -277,6 +296,198 @@ def _compile_declared(dispatcher):
         return
     with global_compiler_lock:
         if dispatcher._can_compile:
+            for callee in dispatcher._usi_engine_after:
+                _compile_declared(callee)  # loaded from the cache, this one needs them
             for sig in declared:
                 dispatcher.compile(sig)
             dispatcher.disable_compile()
+
+
+@contextlib.contextmanager
+def _without_python_entry(dispatcher):
+    """Compile `dispatcher` without the wrapper that Python callers enter it by.
+
+    numba gives every compiled function a CPython wrapper: code that unboxes each argument
+    from Python objects, for a function taking a position and a search context dozens of
+    arrays, each checked and converted. Most of the hot code is only ever called from other
+    jitted code, and the wrappers were about an eighth of the first start's compile (docs/
+    perft.md). A compile that jitted code asks for leaves it out; `_python_entry_on_first_call`
+    builds it if Python ever calls the function.
+    """
+    options = dispatcher.targetoptions
+    if "no_cpython_wrapper" in options:
+        yield
+        return
+    options["no_cpython_wrapper"] = True
+    try:
+        yield
+    finally:
+        del options["no_cpython_wrapper"]
+
+
+def _python_entry_on_first_call(dispatcher):
+    """Give a compilation without a Python entry (`_without_python_entry`, now or in an
+    earlier process that filled the cache) one when Python first calls it.
+
+    numba would put such a compilation into the table that Python calls are dispatched by,
+    with a null entry: a call from Python would crash. It goes into the jitted callers'
+    table only (`overloads`); a Python call then finds no entry and asks
+    `_compile_for_args`, which builds the wrapper in a module of its own, calling the
+    function's existing machine code (nothing is compiled again), and enters it in the
+    table. Left out if numba's internals change (every compile then has its wrapper).
+    """
+    add_overload, compile_for_args = dispatcher.add_overload, dispatcher._compile_for_args
+    wrapperless: dict = {}  # argument types -> CompileResult without a Python entry
+    entries: dict = {}  # argument types -> its Python entry, kept alive here (numba's table
+    # of entries holds no reference: `overloads` keeps the entries it makes itself alive)
+
+    def add_overload_for_jitted_callers(cres):
+        fndesc = cres.fndesc
+        if cres.objectmode or cres.library.get_pointer_to_function(fndesc.llvm_cpython_wrapper_name):
+            return add_overload(cres)
+        args = tuple(cres.signature.args)
+        dispatcher.overloads[args] = cres
+        wrapperless[args] = cres
+
+    def compile_then_enter(*args, **kws):
+        entry = compile_for_args(*args, **kws)
+        for types_, cres in list(wrapperless.items()):
+            python_entry = entries[types_] = _build_python_entry(dispatcher, cres)
+            dispatcher._insert([t._code for t in types_], python_entry, False)
+            del wrapperless[types_]
+            if entry is cres.entry_point:  # null: what Python calls instead
+                entry = python_entry
+        return entry
+
+    if not all(hasattr(dispatcher, name) for name in ("_insert", "overloads", "targetctx")):
+        return
+    dispatcher.add_overload = add_overload_for_jitted_callers
+    dispatcher._compile_for_args = compile_then_enter
+
+
+def _build_python_entry(dispatcher, cres):
+    """numba's CPython wrapper for `cres`, in a library of its own, calling the function's
+    machine code already loaded in this process."""
+    import llvmlite.binding as ll
+
+    fndesc, context = cres.fndesc, cres.target_context
+    with global_compiler_lock:
+        # the wrapper calls the function by name: say where it is, whichever module holds it
+        ll.add_symbol(fndesc.llvm_func_name, cres.library.get_pointer_to_function(fndesc.llvm_func_name))
+        library = context.codegen().create_library(f"{fndesc.qualname}.python_entry")
+        release_gil = bool(dispatcher.targetoptions.get("nogil", False))
+        context.create_cpython_wrapper(library, fndesc, cres.environment, None, release_gil)
+        library.finalize()
+        return context.get_executable(library, fndesc, cres.environment)
+
+
+# (module, qualified name) of the functions compiled apart: jit(apart=True)
+_APART: set[tuple[str, str]] = set()
+_compiling: list = []  # the dispatchers being compiled in this process, innermost last
+
+
+def _refuse_a_caller_without_after(callee) -> None:
+    """A function compiled apart may only be called from functions that name it in their
+    `after`: loaded from the cache, a caller would otherwise call a function that nothing
+    loaded (numba then raises "unresolved symbol" at the first call). The caller being
+    compiled names it, and so does every function that will hold a copy of the caller:
+    the callers around it, out to the first one compiled apart itself."""
+    fn = callee.py_func
+    if (fn.__module__, fn.__qualname__) not in _APART:
+        return
+    for caller in reversed(_compiling):
+        if caller is callee:  # its own recursive call
+            return
+        if callee not in getattr(caller, "_usi_engine_after", ()):
+            name = caller.py_func.__qualname__
+            raise TypeError(
+                f"{name} calls {fn.__qualname__}, which is compiled apart: name it in {name}'s jit(after=...)"
+            )
+        code = caller.py_func
+        if (code.__module__, code.__qualname__) in _APART:
+            return
+
+
+def _track_compiling() -> None:
+    from numba.core import event
+
+    class Compiling(event.Listener):
+        def on_start(self, ev):
+            _compiling.append(ev.data["dispatcher"])
+
+        def on_end(self, ev):
+            _compiling.pop()
+
+    event.register("numba:compile", Compiling())
+
+
+def _calls_to_functions_apart():
+    """Call a function compiled apart through a pointer to its own machine code.
+
+    numba links a copy of every callee into the caller's LLVM module, then optimises the
+    module and makes machine code of it, callees included. So `root_search` compiled all of
+    `search` and `qsearch` again, and `search` all of `qsearch`: 3 to 4 seconds of a first
+    start (docs/perft.md). These recursive functions are never inlined anyway, so their
+    callers call them the way numba calls a mutually recursive function (its
+    `call_unresolved`): through a pointer that numba sets when a module defining the
+    function is loaded, into this process or from the cache. The call costs one load more.
+
+    A function compiled apart gets a name that is the same in every process (numba
+    numbers the others in the order a process compiles them), so that a caller
+    compiled by one process finds its callee compiled by another in a shared cache. A
+    caller loaded from the cache does not load its callees: it names them in `after`, and
+    a caller that does not is refused when it compiles. Left out if numba's internals
+    change: jit(apart=True) then links the function into its callers as before.
+    """
+    from numba.core.base import BaseContext
+    from numba.core.bytecode import FunctionIdentity
+    from numba.core.codegen import JITCodeLibrary
+
+    needed = (
+        (BaseContext, "call_unresolved"),
+        (BaseContext, "insert_user_function"),
+        (FunctionIdentity, "from_function"),
+        (JITCodeLibrary, "_finalize_specific"),
+        (JITCodeLibrary, "_unserialize"),
+    )
+    if getattr(BaseContext, "_usi_engine_apart", False) or not all(
+        hasattr(owner, name) for owner, name in needed
+    ):
+        return
+    identify, insert = FunctionIdentity.from_function.__func__, BaseContext.insert_user_function
+    finalize = JITCodeLibrary._finalize_specific
+
+    def from_function(cls, pyfunc):
+        func_id = identify(cls, pyfunc)
+        if (pyfunc.__module__, pyfunc.__qualname__) in _APART:
+            func_id.unique_id = 0  # the mangled name's "v0": the same in every process
+            func_id.unique_name = f"{func_id.func_qualname}$apart"
+        return func_id
+
+    def insert_user_function(self, func, fndesc, libs=()):
+        if (fndesc.modname, fndesc.qualname) not in _APART:
+            return insert(self, func, fndesc, libs)
+
+        def call_apart(context, builder, sig, args):
+            return context.call_unresolved(builder, fndesc.mangled_name, sig, args)
+
+        call_apart.signature = fndesc.argtypes
+        call_apart.libs = ()  # nothing linked: the point
+        self._defns[func].append(call_apart, call_apart.signature)
+
+    def finalize_specific(self):
+        # numba sets the pointers of a module it compiled, but for a module loaded from the
+        # cache it looks at an empty module: the loaded one's own (its linkable bitcode,
+        # set before it is finalised only then) says which pointers it uses and defines
+        if self._shared_module is not None:
+            self._codegen._scan_and_fix_unresolved_refs(self._shared_module)
+        finalize(self)
+
+    _track_compiling()
+    FunctionIdentity.from_function = classmethod(from_function)
+    JITCodeLibrary._finalize_specific = finalize_specific
+    BaseContext.insert_user_function = insert_user_function
+    BaseContext._usi_engine_apart = True
+
+
+_calls_to_functions_apart()

@@ -423,7 +423,7 @@ def _safe_quiet_checks(pos_ref, ctx_ref, moves):
     return kept
 
 
-@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64))
+@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64), apart=True)
 def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
     """Captures and pawn promotions until the position is quiet; all evasions in check (with
     QsEvasionSee, not the losing quiet ones once the king is safe); and, below beta, a mate
@@ -885,7 +885,7 @@ def _capture_stats(ctx, board, best_move, tactical, d_plies, tried, n_tried):
         update_capture(ctx, board, tried[j], -bonus)
 
 
-@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64, int64))
+@jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64, int64), apart=True, after=(qsearch,))
 def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
     """Negamax alpha-beta (PVS) to `depth` half plies; returns the score for the side to move.
     cut_node is 1 where a cutoff is expected.  Every argument of a recursive call must be a
@@ -1353,7 +1353,7 @@ def _root_reduction(pos, ctx, m, move_count, depth, new_depth, in_check, checks)
     return _at_least_one_ply(new_depth, r)
 
 
-@jit(int64(POS_T, CTX_T, int64, int64, int64), nogil=True)
+@jit(int64(POS_T, CTX_T, int64, int64, int64), after=(qsearch, search), nogil=True)
 def root_search(pos, ctx, alpha, beta, depth):
     """One iteration over the root moves from P_PV_INDEX on (ctx.root_moves, ordered by the
     previous iteration).  A move that raises alpha moves to the front; ctx.pv[0] is its line.
