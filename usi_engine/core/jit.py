@@ -351,12 +351,14 @@ def _python_entry_on_first_call(dispatcher):
 
     def compile_then_enter(*args, **kws):
         entry = compile_for_args(*args, **kws)
-        for types_, cres in list(wrapperless.items()):
-            python_entry = entries[types_] = _build_python_entry(dispatcher, cres)
-            dispatcher._insert([t._code for t in types_], python_entry, False)
-            del wrapperless[types_]
-            if entry is cres.entry_point:  # null: what Python calls instead
-                entry = python_entry
+        with global_compiler_lock:  # two threads calling it first must not build two entries
+            for types_, cres in list(wrapperless.items()):
+                entries[types_] = _build_python_entry(dispatcher, cres)
+                dispatcher._insert([t._code for t in types_], entries[types_], False)
+                del wrapperless[types_]
+            for types_, cres in dispatcher.overloads.items():
+                if entry is cres.entry_point and types_ in entries:  # null: Python calls this
+                    entry = entries[types_]
         return entry
 
     if not all(hasattr(dispatcher, name) for name in ("_insert", "overloads", "targetctx")):
