@@ -315,7 +315,7 @@ def _without_python_entry(dispatcher):
     builds it if Python ever calls the function.
     """
     options = dispatcher.targetoptions
-    if "no_cpython_wrapper" in options:
+    if "no_cpython_wrapper" in options or not _PYTHON_ENTRY_ON_DEMAND:
         yield
         return
     options["no_cpython_wrapper"] = True
@@ -361,30 +361,52 @@ def _python_entry_on_first_call(dispatcher):
                     entry = entries[types_]
         return entry
 
-    if not all(hasattr(dispatcher, name) for name in ("_insert", "overloads", "targetctx")):
+    if not _PYTHON_ENTRY_ON_DEMAND:
         return
     dispatcher.add_overload = add_overload_for_jitted_callers
     dispatcher._compile_for_args = compile_then_enter
 
 
+def _python_entry_on_demand_possible() -> bool:
+    """Whether numba still has what `_build_python_entry` and the dispatcher hooks use; if
+    not, every compile keeps its wrapper (`_without_python_entry` leaves it in)."""
+    from numba.core.cpu import CPUContext
+    from numba.core.dispatcher import Dispatcher
+    from numba.core.funcdesc import FunctionDescriptor
+
+    return (
+        all(hasattr(Dispatcher, n) for n in ("_insert", "add_overload", "_compile_for_args"))
+        and all(hasattr(CPUContext, n) for n in ("create_cpython_wrapper", "get_executable"))
+        and hasattr(FunctionDescriptor, "llvm_cpython_wrapper_name")
+    )
+
+
+_PYTHON_ENTRY_ON_DEMAND = _python_entry_on_demand_possible()
+
+
 def _build_python_entry(dispatcher, cres):
     """numba's CPython wrapper for `cres`, in a library of its own, calling the function's
-    machine code already loaded in this process."""
+    machine code already loaded in this process. Called under numba's compiler lock."""
     import llvmlite.binding as ll
 
     fndesc, context = cres.fndesc, cres.target_context
-    with global_compiler_lock:
-        # the wrapper calls the function by name: say where it is, whichever module holds it
-        ll.add_symbol(fndesc.llvm_func_name, cres.library.get_pointer_to_function(fndesc.llvm_func_name))
-        library = context.codegen().create_library(f"{fndesc.qualname}.python_entry")
-        release_gil = bool(dispatcher.targetoptions.get("nogil", False))
-        context.create_cpython_wrapper(library, fndesc, cres.environment, None, release_gil)
-        library.finalize()
-        return context.get_executable(library, fndesc, cres.environment)
+    # the wrapper calls the function by name: say where it is, whichever module holds it
+    ll.add_symbol(fndesc.llvm_func_name, cres.library.get_pointer_to_function(fndesc.llvm_func_name))
+    library = context.codegen().create_library(f"{fndesc.qualname}.python_entry")
+    release_gil = bool(dispatcher.targetoptions.get("nogil", False))
+    context.create_cpython_wrapper(library, fndesc, cres.environment, None, release_gil)
+    library.finalize()
+    return context.get_executable(library, fndesc, cres.environment)
 
 
 # (module, qualified name) of the functions compiled apart: jit(apart=True)
 _APART: set[tuple[str, str]] = set()
+
+
+def _is_apart(pyfunc) -> bool:
+    return (pyfunc.__module__, pyfunc.__qualname__) in _APART
+
+
 _compiling: list = []  # the dispatchers being compiled in this process, innermost last
 
 
@@ -395,7 +417,7 @@ def _refuse_a_caller_without_after(callee) -> None:
     compiled names it, and so does every function that will hold a copy of the caller:
     the callers around it, out to the first one compiled apart itself."""
     fn = callee.py_func
-    if (fn.__module__, fn.__qualname__) not in _APART:
+    if not _is_apart(fn):
         return
     for caller in reversed(_compiling):
         if caller is callee:  # its own recursive call
@@ -405,8 +427,7 @@ def _refuse_a_caller_without_after(callee) -> None:
             raise TypeError(
                 f"{name} calls {fn.__qualname__}, which is compiled apart: name it in {name}'s jit(after=...)"
             )
-        code = caller.py_func
-        if (code.__module__, code.__qualname__) in _APART:
+        if _is_apart(caller.py_func):
             return
 
 
@@ -461,7 +482,7 @@ def _calls_to_functions_apart():
 
     def from_function(cls, pyfunc):
         func_id = identify(cls, pyfunc)
-        if (pyfunc.__module__, pyfunc.__qualname__) in _APART:
+        if _is_apart(pyfunc):
             func_id.unique_id = 0  # the mangled name's "v0": the same in every process
             func_id.unique_name = f"{func_id.func_qualname}$apart"
         return func_id
