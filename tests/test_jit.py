@@ -198,6 +198,105 @@ def test_a_function_compiled_apart_has_one_name_in_every_process_and_loads_from_
     assert cold[2] == 0 and warm[2] == 2  # compiled, then both loaded from the cache
 
 
+@jit(int64(int64), apart=True, cache=False)
+def _countup(n):
+    if n <= 0:
+        return np.int64(0)
+    return np.int64(2) + _countup(n - np.int64(1))
+
+
+@jit(int64(int64), after=(_countup,), cache=False)
+def _countups(n):
+    return _countup(n) * 10
+
+
+def test_a_caller_compiles_before_the_function_apart_it_calls():
+    """A call to a function compiled apart is typed and lowered from its declared signature
+    and the name it will have, so the caller compiles first, with nothing of the callee
+    compiled inside it (the engine and its helper compile `search` and `qsearch` at once);
+    the callee is compiled next, for `after`, and the caller then reaches it."""
+    from numba.core import event
+
+    from usi_engine.core.jit import _apart_symbol
+
+    order = []
+
+    class Order(event.Listener):
+        def on_start(self, ev):
+            order.append(("start", ev.data["dispatcher"].py_func.__name__))
+
+        def on_end(self, ev):
+            order.append(("end", ev.data["dispatcher"].py_func.__name__))
+
+    with event.install_listener("numba:compile", Order()):
+        assert _countups(3) == 60
+    assert order == [("start", "_countups"), ("end", "_countups"), ("start", "_countup"), ("end", "_countup")]
+    (cres,) = _countup.overloads.values()
+    assert cres.fndesc.mangled_name == _apart_symbol(__name__, "_countup", (int64,))
+    assert f'@".numba.unresolved${cres.fndesc.mangled_name}"' in next(iter(_countups.inspect_llvm().values()))
+
+
+SHARED_COMPILE = """
+import sys, time
+from numba import int64
+from numba.core import event
+from usi_engine.core.jit import jit
+
+
+@jit(int64(int64))
+def slow_to_compile(n):
+    return n * 3
+
+
+class Slow(event.Listener):
+    def on_start(self, ev):
+        print("compiling", flush=True)
+        time.sleep(float(sys.argv[1]))  # a long compile, lock held
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Slow())
+t0 = time.monotonic()
+value = slow_to_compile(4)
+hits = sum(slow_to_compile.stats.cache_hits.values())
+print(value, hits, round(time.monotonic() - t0, 2), flush=True)
+"""
+
+
+def test_of_two_processes_one_compiles_a_function_and_the_other_waits_and_loads_it(tmp_path):
+    """The engine and its helper fill one cache: a function that one of them is compiling the
+    other waits for, then loads from the cache, instead of compiling it a second time."""
+    import subprocess
+    import sys
+
+    (tmp_path / "shared_compile.py").write_text(SHARED_COMPILE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def start(seconds):
+        return subprocess.Popen(
+            [sys.executable, str(tmp_path / "shared_compile.py"), str(seconds)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    first = start(3)
+    try:
+        assert first.stdout.readline().strip() == "compiling"
+        second = start(0)
+        second_out, _ = second.communicate(timeout=120)
+        first_out, _ = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first_out.split()[:2] == ["12", "0"]  # compiled it
+    assert "compiling" not in second_out  # never compiled it ...
+    value, hits, waited = second_out.split()
+    assert value == "12" and hits == "1"  # ... but loaded the first one's
+    assert float(waited) > 1.0  # after waiting for it
+
+
 STALE_PROBE = "from usi_engine.core import search, jit; print(next(iter(jit._checked_cache_dirs)))"
 
 

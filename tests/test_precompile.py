@@ -63,19 +63,20 @@ def test_a_finished_helper_is_reaped_while_the_engine_runs(tmp_path, monkeypatch
 
 HOLD_THE_LOCK = r"""
 import sys, time
-from usi_engine.core.jit import _cache_lock
-with _cache_lock(sys.argv[1]):
+from usi_engine.core.jit import _file_lock
+with _file_lock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(2)
 print("released", flush=True)
 """
 
 
-def test_the_cache_lock_admits_one_process_at_a_time(tmp_path):
-    from usi_engine.core.jit import _cache_lock
+def test_a_lock_file_admits_one_process_at_a_time(tmp_path):
+    from usi_engine.core.jit import CACHE_LOCK, _file_lock
 
+    lock = str(tmp_path / CACHE_LOCK)
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_THE_LOCK, str(tmp_path)],
+        [sys.executable, "-c", HOLD_THE_LOCK, lock],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
@@ -83,7 +84,7 @@ def test_the_cache_lock_admits_one_process_at_a_time(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "held"
         t0 = time.monotonic()
-        with _cache_lock(str(tmp_path)):
+        with _file_lock(lock):
             waited = time.monotonic() - t0
         assert waited > 1.0  # it waited for the other process to let go
         assert holder.stdout.readline().strip() == "released"
@@ -101,12 +102,12 @@ def test_numba_reads_and_writes_cache_entries_under_the_lock():
         assert getattr(IndexDataCacheFile, name).__qualname__.startswith("_cache_entries_under_lock")
 
 
-def test_the_windows_branch_of_the_cache_lock(tmp_path, monkeypatch):
+def test_the_windows_branch_of_the_lock_file(tmp_path, monkeypatch):
     """Where fcntl is missing the lock is msvcrt's on the file's first byte: taken again when
     msvcrt gives up (after 10 s on a held lock), let go on the way out."""
     import types
 
-    from usi_engine.core.jit import _cache_lock
+    from usi_engine.core.jit import CACHE_LOCK, _file_lock
 
     calls = []
 
@@ -118,6 +119,6 @@ def test_the_windows_branch_of_the_cache_lock(tmp_path, monkeypatch):
     fake = types.SimpleNamespace(LK_LOCK=1, LK_UNLCK=0, locking=locking)
     monkeypatch.setitem(sys.modules, "msvcrt", fake)
     monkeypatch.setattr(os, "name", "nt")
-    with _cache_lock(str(tmp_path)):
+    with _file_lock(str(tmp_path / CACHE_LOCK)):
         assert calls == [(1, 1, 0), (1, 1, 0)]
     assert calls[2:] == [(0, 1, 0)]

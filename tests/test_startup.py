@@ -47,10 +47,10 @@ def ready_and_search(cache_dir) -> tuple[float, float, float]:
 
 # in a process on the cache the engines filled: how many signatures the cache holds of
 # each function the helper process compiles (usi_engine/precompile.py)
-LATE_CALLEE_ENTRIES = r"""
+HELPER_SHARE_ENTRIES = r"""
 from usi_engine.commands.compile_profile import qualified_name
-from usi_engine.core.compile_plan import LATE_CALLEES
-print({qualified_name(f): len(f._cache._cache_file._load_index()) for f in LATE_CALLEES})
+from usi_engine.core.compile_plan import HELPER_SHARE
+print({qualified_name(f): len(f._cache._cache_file._load_index()) for f in HELPER_SHARE})
 """
 
 
@@ -61,7 +61,7 @@ def test_cold_then_warm_readyok(tmp_path):
     assert any(tmp_path.rglob("*.nbi"))  # the cold start filled the cache
     # the helper compiled, and the engine loaded, the very signatures the search asks for:
     # had they differed, the engine would have added its own beside the helper's
-    run = run_python(LATE_CALLEE_ENTRIES, tmp_path)
+    run = run_python(HELPER_SHARE_ENTRIES, tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     entries = ast.literal_eval(run.stdout.strip().splitlines()[-1])
     assert entries and set(entries.values()) == {1}, entries

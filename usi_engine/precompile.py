@@ -1,12 +1,14 @@
 """``python -m usi_engine.precompile``: the second compiler of a first start.
 
 On an empty numba cache (a fresh install, or the first start after the sources changed)
-the first `isready` compiles the whole search, in one thread. The engine starts this
-process as it begins: on another core it compiles, into the same cache, the search's
-callees that the engine's compile reaches last (core/compile_plan.py), then the Position
-methods, which the engine compiles after the search, then the mate solver, which the
-engine compiles after `readyok`. Whatever the cache holds when the engine
-comes to it is loaded instead of compiled again (docs/perft.md has the times).
+the first `isready` compiles the whole search, and numba compiles in one thread. The engine
+starts this process as it begins: on another core it compiles, into the same cache, its
+share of the search (core/compile_plan.py: the root, the quiescence search, the mate probe
+and the picker, while the engine compiles `search`), then the Position methods, which the
+engine calls after its search warmup, then the mate solver, which the engine compiles after
+`readyok`. Whatever the cache holds when the engine comes to it is loaded instead of
+compiled again, and a function one process is compiling the other waits for (docs/perft.md
+has the times).
 
 It writes nothing to stdout or stderr. It ends when its work is done, or at once when the
 engine has gone: the engine holds the other end of its stdin, and the end of a process
@@ -69,12 +71,11 @@ def _end_with_the_engine() -> None:
 
 def main() -> int:
     threading.Thread(target=_end_with_the_engine, name="engine-watch", daemon=True).start()
-    from usi_engine.core.compile_plan import late_callees
-    from usi_engine.core.context import CTX_T, POS_T
+    from usi_engine.core.compile_plan import helper_share
     from usi_engine.position import exercise_methods
     from usi_engine.search.tsume import warmup
 
-    late_callees.compile((POS_T, CTX_T))  # what the engine's search warmup comes to last
+    helper_share()  # what the engine's first isready comes to after the search
     exercise_methods()  # what the engine compiles after its search warmup
     warmup()  # the mate solver, which the engine compiles after `readyok`
     return 0

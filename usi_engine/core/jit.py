@@ -6,7 +6,8 @@ counting, and arranged so that the first start compiles as little as possible:
 * recursive calls typed by their declared return type (`_declared_return_for_recursion`);
 * a cache that outlived a change to any of these sources thrown away (`_drop_stale_cache`);
 * cache entries read and written under a lock, so that processes can fill one cache together
-  (`_cache_entries_under_lock`, for usi_engine/precompile.py);
+  (`_cache_entries_under_lock`, for usi_engine/precompile.py), and each function compiled by
+  one of them while the others wait for it (`_one_process_compiles_it`);
 * the search's big recursive functions compiled apart, not again inside each caller
   (`_calls_to_functions_apart`);
 * a function that jitted code compiles gets its entry for Python callers only if Python
@@ -22,7 +23,7 @@ import os
 from pathlib import Path
 
 from numba import njit
-from numba.core import types as nbtypes
+from numba.core import sigutils, types as nbtypes
 from numba.core.compiler_lock import global_compiler_lock
 
 
@@ -59,8 +60,11 @@ def jit(signature=None, specialise=(), apart=False, after=(), **kwargs):
         dispatcher = njit(**options)(fn)
         dispatcher._usi_engine_after = tuple(after)
         _drop_stale_cache(dispatcher)
+        _one_process_compiles_it(dispatcher)
         if signature is not None:
             _declared_on_first_use(dispatcher, signature)
+        if apart and _APART_BY_NAME:
+            _overloads_apart(dispatcher)
         _python_entry_on_first_call(dispatcher)
         return _one_call_shape(dispatcher, specialise)
 
@@ -105,7 +109,7 @@ def _drop_stale_cache(dispatcher) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
         for name in os.listdir(folder):
-            if name.endswith((".nbi", ".nbc")):
+            if name.endswith((".nbi", ".nbc", ".compiling")):
                 os.remove(os.path.join(folder, name))
         tmp = f"{stamp}.{os.getpid()}"
         with open(tmp, "w") as f:
@@ -155,10 +159,10 @@ CACHE_LOCK = "usi_engine_cache.lock"
 
 
 @contextlib.contextmanager
-def _cache_lock(folder: str):
-    """Hold the cache folder's lock file (one process at a time)."""
+def _file_lock(path: str):
+    """Hold the lock file `path` (one process at a time)."""
     try:
-        f = open(os.path.join(folder, CACHE_LOCK), "a+b")
+        f = open(path, "a+b")
     except OSError:  # a folder we cannot write: numba writes no entry there either
         f = None
     if f is None:
@@ -222,7 +226,7 @@ def _cache_entries_under_lock():
             folder = getattr(self, "_cache_path", None)
             if folder is None or not os.path.isdir(folder):
                 return method(self, *args)
-            with _cache_lock(folder):
+            with _file_lock(os.path.join(folder, CACHE_LOCK)):
                 return method(self, *args)
 
         return run
@@ -233,6 +237,44 @@ def _cache_entries_under_lock():
 
 
 _cache_entries_under_lock()
+
+
+_compiling_here: set[str] = set()  # the lock files of the functions this process compiles
+
+
+def _one_process_compiles_it(dispatcher) -> None:
+    """Compile `dispatcher` under a lock of its own in the cache folder, so that of the
+    processes filling one cache (the engine and usi_engine/precompile.py on a first start)
+    one compiles it and the others, coming to it meanwhile, wait and load it.
+
+    Without it both compiled whatever they met, and the helper could only be given functions
+    the engine would not reach before it finished them. With it the helper can take any
+    share of the work. numba looks in the cache before it compiles, so the process that
+    waited loads the entry. No two processes wait for each other: a function's compile
+    holds its lock while it types its callees, so a wait cycle would be a cycle of calls,
+    and the only ones (the search's recursion, and calls to a function compiled apart)
+    compile nothing more. A function this process is compiling already (its own recursion)
+    is not locked again.
+    """
+    index = getattr(getattr(getattr(dispatcher, "_cache", None), "_cache_file", None), "_index_path", None)
+    if index is None:  # not cached: nothing to share
+        return
+    compile_ = dispatcher.compile
+    lock_path = f"{os.path.splitext(index)[0]}.compiling"
+
+    def compile(sig):
+        with global_compiler_lock:  # first, as numba's own compile: one thread waits, not two
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(args) in dispatcher.overloads or lock_path in _compiling_here:
+                return compile_(sig)
+            with _file_lock(lock_path):
+                _compiling_here.add(lock_path)
+                try:
+                    return compile_(sig)
+                finally:
+                    _compiling_here.discard(lock_path)
+
+    dispatcher.compile = compile
 
 
 def _call_type(t):
@@ -260,6 +302,8 @@ def _one_call_shape(dispatcher, specialise=()):
 
     def get_call_template(args, kws):
         _refuse_a_caller_without_after(dispatcher)
+        if _APART_BY_NAME and _is_apart(dispatcher.py_func):
+            return _call_template_apart(dispatcher, args, kws)
         with _without_python_entry(dispatcher):
             _compile_declared(dispatcher)
             return resolve(
@@ -290,17 +334,33 @@ def _declared_on_first_use(dispatcher, signature):
     dispatcher._compile_for_args = compile_for_args
 
 
+def compile_declared(dispatcher) -> None:
+    """Compile (or load from the cache) `dispatcher`'s declared signatures now, and the
+    functions apart named in its `after`, as its first call would."""
+    _compile_declared(dispatcher)
+
+
+def compile_for_jitted_callers(dispatcher, argtypes) -> None:
+    """Compile (or load) `dispatcher` for `argtypes` now, as a jitted caller would: without
+    the entry Python calls it by (`_without_python_entry`)."""
+    with global_compiler_lock, _without_python_entry(dispatcher):
+        dispatcher.compile(tuple(argtypes))
+
+
 def _compile_declared(dispatcher):
     declared = getattr(dispatcher, "_usi_engine_declared", None)
     if declared is None:
         return
     with global_compiler_lock:
         if dispatcher._can_compile:
-            for callee in dispatcher._usi_engine_after:
-                _compile_declared(callee)  # loaded from the cache, this one needs them
             for sig in declared:
                 dispatcher.compile(sig)
             dispatcher.disable_compile()
+            # then the functions apart that it calls: its own code did not need them (it calls
+            # them through pointers), but loaded from the cache it needs them loaded. Last, so
+            # that another process compiling one of them meanwhile has had the longest time
+            for callee in dispatcher._usi_engine_after:
+                _compile_declared(callee)
 
 
 @contextlib.contextmanager
@@ -407,6 +467,32 @@ def _is_apart(pyfunc) -> bool:
     return (pyfunc.__module__, pyfunc.__qualname__) in _APART
 
 
+def _apart_symbol(modname: str, qualname: str, argtypes) -> str:
+    """The name of a function compiled apart, for these argument types: known before it is
+    compiled, and the same in every process (`_calls_to_functions_apart` makes numba name it
+    so), so that its callers can be compiled first, or in another process."""
+    from numba.core.funcdesc import default_mangler, qualifying_prefix
+
+    return default_mangler(qualifying_prefix(modname, qualname), tuple(argtypes), uid=0)
+
+
+def _call_template_apart(dispatcher, args, kws):
+    """numba's call template for a call to a function compiled apart, from its declared
+    signature: the call needs the callee's types and name, not its code, so nothing is
+    compiled (the caller's `after` sees to it). The search's own compile therefore waits
+    for neither the quiescence search's nor the helper's (usi_engine/precompile.py)."""
+    from numba.core import typing
+
+    pysig, args = dispatcher._compiler.fold_argument_types(args, kws)
+    declared = [sigutils.normalize_signature(sig) for sig in dispatcher._usi_engine_declared]
+    template = typing.make_concrete_template(
+        f"CallTemplate({dispatcher.py_func.__name__})",
+        key=dispatcher.py_func.__name__,
+        signatures=[return_type(*types_) for types_, return_type in declared],
+    )
+    return template, pysig, args, {}
+
+
 _compiling: list = []  # the dispatchers being compiled in this process, innermost last
 
 
@@ -444,6 +530,12 @@ def _track_compiling() -> None:
     event.register("numba:compile", Compiling())
 
 
+def _calls_to_functions_apart_patched() -> bool:
+    from numba.core.base import BaseContext
+
+    return getattr(BaseContext, "_usi_engine_apart", False)
+
+
 def _calls_to_functions_apart():
     """Call a function compiled apart through a pointer to its own machine code.
 
@@ -466,12 +558,15 @@ def _calls_to_functions_apart():
     from numba.core.bytecode import FunctionIdentity
     from numba.core.codegen import JITCodeLibrary
 
+    from numba.core.funcdesc import PythonFunctionDescriptor
+
     needed = (
         (BaseContext, "call_unresolved"),
         (BaseContext, "insert_user_function"),
         (FunctionIdentity, "from_function"),
         (JITCodeLibrary, "_finalize_specific"),
         (JITCodeLibrary, "_unserialize"),
+        (PythonFunctionDescriptor, "from_specialized_function"),
     )
     if getattr(BaseContext, "_usi_engine_apart", False) or not all(
         hasattr(owner, name) for owner, name in needed
@@ -479,6 +574,7 @@ def _calls_to_functions_apart():
         return
     identify, insert = FunctionIdentity.from_function.__func__, BaseContext.insert_user_function
     finalize = JITCodeLibrary._finalize_specific
+    describe = PythonFunctionDescriptor.from_specialized_function.__func__
 
     def from_function(cls, pyfunc):
         func_id = identify(cls, pyfunc)
@@ -487,26 +583,42 @@ def _calls_to_functions_apart():
             func_id.unique_name = f"{func_id.func_qualname}$apart"
         return func_id
 
+    def describe_specialized(cls, func_ir, *args, abi_tags=(), **kwargs):
+        # numba's abi tag encodes the compile's options, which differ between a compile for
+        # Python callers and one for jitted callers only: left out, as the uid is, so that
+        # `_apart_symbol` knows the name beforehand
+        if _is_apart(func_ir.func_id.func):
+            abi_tags = ()
+        return describe(cls, func_ir, *args, abi_tags=abi_tags, **kwargs)
+
     def insert_user_function(self, func, fndesc, libs=()):
         if (fndesc.modname, fndesc.qualname) not in _APART:
             return insert(self, func, fndesc, libs)
-
-        def call_apart(context, builder, sig, args):
-            return context.call_unresolved(builder, fndesc.mangled_name, sig, args)
-
-        call_apart.signature = fndesc.argtypes
-        call_apart.libs = ()  # nothing linked: the point
-        self._defns[func].append(call_apart, call_apart.signature)
+        # the callers of a function apart call it by `_apart_symbol`, typed and lowered
+        # before it was compiled: this is where a wrong guess would be caught, not in a crash
+        # at its first call
+        if _apart_symbol(fndesc.modname, fndesc.qualname, fndesc.argtypes) != fndesc.mangled_name:
+            raise RuntimeError(
+                f"{fndesc.qualname} compiled apart as {fndesc.mangled_name}, not as its callers call it"
+            )
+        _lower_calls_apart(self, func, fndesc.mangled_name, fndesc.argtypes)
 
     def finalize_specific(self):
         # numba sets the pointers of a module it compiled, but for a module loaded from the
         # cache it looks at an empty module: the loaded one's own (its linkable bitcode,
-        # set before it is finalised only then) says which pointers it uses and defines
-        if self._shared_module is not None:
-            self._codegen._scan_and_fix_unresolved_refs(self._shared_module)
+        # set before it is finalised only then) says which pointers it uses and defines.
+        # The pointers it uses are mapped before its code is linked; the functions it
+        # defines have addresses only after, and callers loaded before it wait for them
+        loaded, linker = self._shared_module, self._codegen._rtlinker
+        if loaded is not None:
+            linker.scan_unresolved_symbols(loaded, self._codegen._engine)
         finalize(self)
+        if loaded is not None:
+            linker.scan_defined_symbols(loaded)
+            linker.resolve(self._codegen._engine)
 
     _track_compiling()
+    PythonFunctionDescriptor.from_specialized_function = classmethod(describe_specialized)
     FunctionIdentity.from_function = classmethod(from_function)
     JITCodeLibrary._finalize_specific = finalize_specific
     BaseContext.insert_user_function = insert_user_function
@@ -514,3 +626,39 @@ def _calls_to_functions_apart():
 
 
 _calls_to_functions_apart()
+_APART_BY_NAME = _calls_to_functions_apart_patched()
+
+
+def _lower_calls_apart(context, key, symbol: str, argtypes) -> None:
+    """Lower a call that numba looks up by `key` as a call through the pointer to
+    `symbol` (numba's `call_unresolved`), linking nothing into the caller."""
+
+    def call_apart(context, builder, sig, args):
+        return context.call_unresolved(builder, symbol, sig, args)
+
+    call_apart.signature = tuple(argtypes)
+    call_apart.libs = ()  # nothing linked: the point
+    context._defns[key].append(call_apart, call_apart.signature)
+
+
+def _overloads_apart(dispatcher) -> None:
+    """numba lowers a call to a jitted function by its compiled overload (`get_overload`);
+    a function compiled apart may not be compiled yet when its callers are, so a call to it
+    is lowered by its name instead (`_apart_symbol`)."""
+    get_overload = dispatcher.get_overload
+    keys: dict = {}  # argument types -> the key its calls are lowered by
+
+    def overload_or_symbol(sig):
+        args, _ = sigutils.normalize_signature(sig)
+        args = tuple(args)
+        if args not in keys:
+            declared = [tuple(sigutils.normalize_signature(d)[0]) for d in dispatcher._usi_engine_declared]
+            if args not in declared:
+                return get_overload(sig)
+            fn = dispatcher.py_func
+            symbol = _apart_symbol(fn.__module__, fn.__qualname__, args)
+            keys[args] = ("usi_engine apart", symbol)
+            _lower_calls_apart(dispatcher.targetctx, keys[args], symbol, args)
+        return keys[args]
+
+    dispatcher.get_overload = overload_or_symbol

@@ -1353,7 +1353,7 @@ def _root_reduction(pos, ctx, m, move_count, depth, new_depth, in_check, checks)
     return _at_least_one_ply(new_depth, r)
 
 
-@jit(int64(POS_T, CTX_T, int64, int64, int64), after=(qsearch, search), nogil=True)
+@jit(int64(POS_T, CTX_T, int64, int64, int64), after=(search, qsearch), nogil=True)
 def root_search(pos, ctx, alpha, beta, depth):
     """One iteration over the root moves from P_PV_INDEX on (ctx.root_moves, ordered by the
     previous iteration).  A move that raises alpha moves to the front; ctx.pv[0] is its line.

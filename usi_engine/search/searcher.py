@@ -18,6 +18,7 @@ import numpy as np
 from ..core import board as cb
 from ..core import search as cs
 from ..core.history import clear_histories, Histories
+from ..core.compile_plan import engine_first
 from ..core.correction import Corrections
 from ..core.movegen import is_legal
 from ..core.tt import new_table, probe, table_for_entries, hashfull, VALUE_MATE, VALUE_MATE_IN_MAX
@@ -222,6 +223,7 @@ class Searcher:
     def warmup(self) -> None:
         """Compile (or load from the cache) every search function and run a tiny search."""
         pos = Position("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
+        engine_first()  # on a first start, the helper process compiles the rest meanwhile
         result = self.think(
             pos, depth=3, nodes=None, multipv=1, stop=np.zeros(1, np.int32), on_iteration=lambda info: None
         )
