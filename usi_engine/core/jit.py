@@ -479,8 +479,8 @@ def _apart_symbol(modname: str, qualname: str, argtypes) -> str:
 def _call_template_apart(dispatcher, args, kws):
     """numba's call template for a call to a function compiled apart, from its declared
     signature: the call needs the callee's types and name, not its code, so nothing is
-    compiled (the caller's `after` sees to it). The search's own compile therefore waits
-    for neither the quiescence search's nor the helper's (usi_engine/precompile.py)."""
+    compiled here (the caller's `after` compiles it next). So `search` compiles without
+    waiting for `qsearch`, whichever process compiles that one (core/compile_plan.py)."""
     from numba.core import typing
 
     pysig, args = dispatcher._compiler.fold_argument_types(args, kws)
@@ -530,13 +530,7 @@ def _track_compiling() -> None:
     event.register("numba:compile", Compiling())
 
 
-def _calls_to_functions_apart_patched() -> bool:
-    from numba.core.base import BaseContext
-
-    return getattr(BaseContext, "_usi_engine_apart", False)
-
-
-def _calls_to_functions_apart():
+def _calls_to_functions_apart() -> bool:
     """Call a function compiled apart through a pointer to its own machine code.
 
     numba links a copy of every callee into the caller's LLVM module, then optimises the
@@ -549,15 +543,17 @@ def _calls_to_functions_apart():
 
     A function compiled apart gets a name that is the same in every process (numba
     numbers the others in the order a process compiles them), so that a caller
-    compiled by one process finds its callee compiled by another in a shared cache. A
-    caller loaded from the cache does not load its callees: it names them in `after`, and
-    a caller that does not is refused when it compiles. Left out if numba's internals
-    change: jit(apart=True) then links the function into its callers as before.
+    compiled by one process finds its callee compiled by another in a shared cache. The
+    name is known beforehand (`_apart_symbol`), so a call to it is typed from its declared
+    signature and lowered by that name (`_call_template_apart`, `_overloads_apart`): the
+    caller compiles before it, or beside it in another process. A caller loaded from the
+    cache does not load its callees: it names them in `after`, and a caller that does not
+    is refused when it compiles. Returns whether this is in place; if numba's internals
+    change it is not, and jit(apart=True) links the function into its callers as before.
     """
     from numba.core.base import BaseContext
     from numba.core.bytecode import FunctionIdentity
     from numba.core.codegen import JITCodeLibrary
-
     from numba.core.funcdesc import PythonFunctionDescriptor
 
     needed = (
@@ -568,10 +564,10 @@ def _calls_to_functions_apart():
         (JITCodeLibrary, "_unserialize"),
         (PythonFunctionDescriptor, "from_specialized_function"),
     )
-    if getattr(BaseContext, "_usi_engine_apart", False) or not all(
-        hasattr(owner, name) for owner, name in needed
-    ):
-        return
+    if getattr(BaseContext, "_usi_engine_apart", False):
+        return True
+    if not all(hasattr(owner, name) for owner, name in needed):
+        return False
     identify, insert = FunctionIdentity.from_function.__func__, BaseContext.insert_user_function
     finalize = JITCodeLibrary._finalize_specific
     describe = PythonFunctionDescriptor.from_specialized_function.__func__
@@ -623,10 +619,11 @@ def _calls_to_functions_apart():
     JITCodeLibrary._finalize_specific = finalize_specific
     BaseContext.insert_user_function = insert_user_function
     BaseContext._usi_engine_apart = True
+    return True
 
 
-_calls_to_functions_apart()
-_APART_BY_NAME = _calls_to_functions_apart_patched()
+# whether calls to functions apart go by pointer, typed from their declared signatures
+_APART_BY_NAME = _calls_to_functions_apart()
 
 
 def _lower_calls_apart(context, key, symbol: str, argtypes) -> None:
