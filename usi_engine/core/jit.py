@@ -169,7 +169,11 @@ def _file_lock(path: str):
         yield
         return
     with f:
-        _lock_file(f)
+        try:
+            _lock_file(f)
+        except OSError:  # a file system without locks (some network mounts): go on without
+            yield
+            return
         try:
             yield
         finally:
