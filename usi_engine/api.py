@@ -169,14 +169,14 @@ class Engine:
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         import numpy as np
-        from . import precompile
+        from .precompile import start as start_compile_helper
         from .server.options import Options
         from .search.factory import make_searcher
 
         self._np = np
         # on an empty numba cache a second process compiles part of the engine meanwhile, as
         # on a USI engine's first start; it ends with its work, or with this process
-        self._precompile = precompile.start()
+        self._precompile = start_compile_helper()
         self._searcher = make_searcher()
         self._options = Options.create()
         self._search_lock = threading.Lock()
