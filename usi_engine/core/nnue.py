@@ -20,6 +20,7 @@ import numpy as np
 from .types import (
     jit,
     NSQ,
+    OCC_SPLIT,
     KING,
     HAND_NB,
     MOVE_NULL,
@@ -47,7 +48,7 @@ from .network import (
     KC_VALID,
 )
 from ..nnue.features import BOARD_BONA, HAND_BONA, FE_END, F_KING
-from .intrinsics import dot4_u8_i8, dot_u8_i8
+from .intrinsics import dot4_u8_i8, dot_u8_i8, lowest_bit
 
 MAX_REPLAY = 12  # plies replayed before a full refresh is cheaper
 EVAL_LIMIT = 30000  # |evaluation| stays clear of the search's mate scores
@@ -89,16 +90,19 @@ def _refresh_from_king_cache(pos, ply, persp):
         entry[h + KC_VALID] = 1
     offset = feature_offset(pos, persp)
     board = pos.board
-    for sq in range(NSQ):
-        new = board[sq]
-        old = entry[h + KC_BOARD + sq]
-        if new == old:
-            continue
-        if old != 0 and type_of(old) != KING:
-            _sub_row(acc, w, offset + BOARD_BONA[persp, old, sq])
-        if new != 0 and type_of(new) != KING:
-            _add_row(acc, w, offset + BOARD_BONA[persp, new, sq])
-        entry[h + KC_BOARD + sq] = new
+    cached = entry[h + KC_BOARD : h + KC_BOARD + NSQ]
+    for half in range(2):
+        bits = _changed_bits(board, cached, half)
+        while bits != 0:
+            sq = half * OCC_SPLIT + lowest_bit(bits)
+            bits &= bits - 1
+            new = board[sq]
+            old = cached[sq]
+            if old != 0 and type_of(old) != KING:
+                _sub_row(acc, w, offset + BOARD_BONA[persp, old, sq])
+            if new != 0 and type_of(new) != KING:
+                _add_row(acc, w, offset + BOARD_BONA[persp, new, sq])
+            cached[sq] = new
     for c in range(2):
         for pt in range(1, 8):
             at = h + KC_HANDS + c * HAND_NB + pt
@@ -113,6 +117,18 @@ def _refresh_from_king_cache(pos, ply, persp):
     dst = pos.acc[ply, persp]
     for j in range(h):
         dst[j] = acc[j]
+
+
+@jit(inline="always")
+def _changed_bits(board, cached, half):
+    """The bit set of the squares in one half of the board (OCC_SPLIT) whose piece differs
+    from `cached`.  The compare runs over the whole half without a branch, which LLVM turns
+    into vector code; the caller walks the few set bits."""
+    lo = half * OCC_SPLIT
+    bits = np.int64(0)
+    for sq in range(lo, min(lo + OCC_SPLIT, NSQ)):
+        bits |= np.int64(board[sq] != cached[sq]) << (sq - lo)
+    return bits
 
 
 @jit(inline="always")
