@@ -35,8 +35,8 @@ NOMATES = [p for p in PROBLEMS if p[1] == "nomate"]
 
 
 @jit()
-def escapes_stay_open(arrays, eksq, us, free):
-    return cm._escapes_stay_open(by_ref(arrays), eksq, us, free)
+def mating_types(arrays, eksq, us, free):
+    return cm._mating_types(by_ref(arrays), eksq, us, free)
 
 
 @jit()
@@ -293,7 +293,7 @@ def _first_look(sfen):
     eksq = int(a.st[cb.ST_KING + 1 - us])
     before = a.board.copy()
     free = np.full(8, cm.ESCAPE_UNKNOWN, np.int32)
-    hopeless = escapes_stay_open(a, eksq, us, free)
+    hopeless = mating_types(a, eksq, us, free) == 0
     assert (a.board == before).all(), sfen  # the king is put back
     open_mask = sum(1 << d for d in range(8) if free[d] == cm.ESCAPE_FREE)
     king = a.board[eksq]
@@ -382,6 +382,64 @@ def test_no_mate_in_1_where_the_first_look_says_so():
         assert move_to_usi(int(cm.mate_in_1(Position(sfen).arrays, buf))) in brute_mate_in_1(
             cshogi.Board(sfen)
         )
+
+
+def attacking_positions(count: int, seed: int) -> list[str]:
+    """Positions not in check from random play that takes a capture most times it can: the
+    pieces in hand make mates in one some 5% of them, where plain random play has few."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for _ in range(rng.randint(30, 150)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            captures = [m for m in moves if cshogi.move_cap(m)]
+            board.push(rng.choice(captures) if captures and rng.random() < 0.6 else rng.choice(moves))
+            if board.is_game_over():
+                board.pop()
+                break
+        if not board.is_check():
+            out.append(board.sfen())
+    return out
+
+
+def test_every_mate_in_1_is_of_a_type_the_first_look_keeps():
+    # the first look's types are all the probe tries: every mating move of a position (cshogi,
+    # move by move) moves or drops a piece of one of them; in a good share of the positions
+    # that need checks at all, they leave some check out
+    from usi_engine.core.movegen import ALL_TYPES, generate_checks_ref
+    from usi_engine.core.types import moved_piece_after, type_of
+
+    @jit()
+    def checks_of(arrays, out, types):
+        return generate_checks_ref(by_ref(arrays), out, types)
+
+    buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
+    mates = narrowed = needs_checks = 0
+    positions = attacking_positions(3000, 3) + [p[0] for p in MATES if p[1] == "1"] + OPENED_LINE_MATES
+    for sfen in positions:
+        pos = Position(sfen)
+        a = pos.arrays
+        us = int(a.st[cb.ST_SIDE])
+        eksq = int(a.st[cb.ST_KING + 1 - us])
+        types = mating_types(a, eksq, us, np.full(8, cm.ESCAPE_UNKNOWN, np.int32))
+        if types != 0:
+            needs_checks += 1
+            every = set(buf[: checks_of(a, buf, ALL_TYPES)].tolist())
+            kept = set(buf[: checks_of(a, buf, types)].tolist())
+            assert kept <= every, sfen
+            narrowed += kept != every
+        board = cshogi.Board(sfen)
+        if board.mate_move_in_1ply() == 0:
+            continue
+        mates += 1
+        for usi in brute_mate_in_1(board):
+            after = type_of(moved_piece_after(pos.parse_move(usi)))
+            assert (types >> after) & 1, (sfen, usi)
+        assert move_to_usi(int(cm.mate_in_1(a, buf))) in brute_mate_in_1(board), sfen
+    assert mates >= 100 and narrowed > needs_checks // 10
 
 
 def test_mate_in_1_and_3_on_random_positions(solver):

@@ -21,6 +21,7 @@ from .types import (
     BISHOP,
     ROOK,
     GOLD,
+    PROMOTED,
     KING,
     DROP_BASE,
     make_move,
@@ -66,6 +67,7 @@ GEN_CAPTURES = 1  # captures and pawn promotions (the quiescence search's moves)
 GEN_QUIETS = 2  # everything GEN_CAPTURES leaves out, drops included
 GEN_CHECKS = 3  # GEN_ALL's board moves less those that surely give no check (see
 # generate_checks, which keeps only the checking ones of the rest)
+ALL_TYPES = (1 << 16) - 1  # generate_checks_ref's filter that keeps every check
 
 
 @jit(inline="always")
@@ -558,14 +560,14 @@ def _open_lengths(board, ksq):
 
 
 @jit()
-def _drop_checks(pos_ref, out, n, us, eksq):
-    """Append the legal checking drops in square order (not in check: every drop is legal but
-    for the rules on nifu, dead squares and pawn-drop mate).  Only the king's open lines and
-    knight squares are looked at, not the whole board: the mate probe asks this at most
-    quiescence nodes. The position by reference (intrinsics.by_ref)."""
+def _drop_checks(pos_ref, out, n, us, eksq, types):
+    """Append the legal checking drops of `types` (a bit set) in square order (not in check:
+    every drop is legal but for the rules on nifu, dead squares and pawn-drop mate).  Only
+    the king's open lines and knight squares are looked at, not the whole board: the mate
+    probe asks this at most quiescence nodes. The position by reference (intrinsics.by_ref)."""
     pos = deref(pos_ref)
     board = pos.board
-    have = hand_mask(pos.hands, us)
+    have = hand_mask(pos.hands, us) & types
     if have == 0:
         return n
     open_len = _open_lengths(board, eksq)
@@ -619,13 +621,15 @@ def _keep_checks(pos, out, n):
 def generate_checks(pos, out):
     """Write every legal move that gives check into `out` (MAX_MOVES entries); return the
     count.  Non-promotions of pawn, bishop and rook are included (tsume needs them)."""
-    return generate_checks_ref(by_ref(pos), out)
+    return generate_checks_ref(by_ref(pos), out, ALL_TYPES)
 
 
 @jit()
-def generate_checks_ref(pos_ref, out):
+def generate_checks_ref(pos_ref, out, types):
     """generate_checks of a position passed by reference (intrinsics.by_ref), as the mate
-    probe holds it. The one compiled body of both forms."""
+    probe holds it. The one compiled body of both forms.  Not in check, only the checks
+    whose piece after the move is of one of `types` (bit t for type t; ALL_TYPES: every
+    check) and every discovered check: the mate probe knows which types could mate."""
     pos = deref(pos_ref)
     us = pos.st[ST_SIDE]
     eksq = pos.st[ST_KING + 1 - us]
@@ -651,13 +655,22 @@ def generate_checks_ref(pos_ref, out):
             own &= own - 1
             p = board[frm]
             line = blocker_line(discoverers, eksq, frm)
-            if line >= 0 or _may_check(frm, p, eksq):
+            if line >= 0 or (_may_become(p, types) and _may_check(frm, p, eksq)):
                 n0 = n
                 n = _piece_moves(
                     board, out, n, frm, p, us, ksq, pinned, 0, -1, GEN_CHECKS, True, eksq, line >= 0
                 )
                 n = _keep_piece_checks(board, out, n0, n, frm, eksq, line)
-    return _drop_checks(pos_ref, out, n, us, eksq)
+    return _drop_checks(pos_ref, out, n, us, eksq, types)
+
+
+@jit(inline="always")
+def _may_become(p, types):
+    """Can piece p be of one of `types` (a bit set) after a move: its type, or promoted?"""
+    t = type_of(p)
+    if (types >> t) & 1:
+        return True
+    return t < GOLD and (types >> (t + PROMOTED)) & 1 == 1
 
 
 @jit()

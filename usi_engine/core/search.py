@@ -76,6 +76,7 @@ from .movegen import (
     generate,
     generate_ref,
     generate_checks_ref,
+    ALL_TYPES,
     GEN_ALL,
     GEN_CAPTURES,
     is_legal_ref,
@@ -406,7 +407,7 @@ def _safe_quiet_checks(pos_ref, ctx_ref, moves):
     among the checks were the captures' stage's."""
     pos = deref(pos_ref)
     ctx = deref(ctx_ref)
-    n = generate_checks_ref(pos_ref, moves)
+    n = generate_checks_ref(pos_ref, moves, ALL_TYPES)
     kept = 0
     prev = 0
     for i in range(n):

@@ -61,6 +61,7 @@ from .movegen import (
     can_capture_or_block_ref,
     hand_mask,
     GEN_ALL,
+    ALL_TYPES,
 )
 
 
@@ -108,7 +109,7 @@ COVERABLE = _build_coverable()
 def mate_in_1(pos, buf):
     """A checking move after which the opponent has no legal move, or 0; the first such
     move in generate_checks' order.  The king's neighbours are looked at before any check
-    is generated (_escapes_stay_open).
+    is generated (_mating_types), and only the checks of the types it leaves are tried.
     `buf`: int32 scratch of at least MATE1_BUF_SIZE entries (MATE_BUF_SIZE is enough)."""
     return mate_in_1_ref(by_ref(pos), buf)
 
@@ -127,11 +128,14 @@ def mate_in_1_ref(pos_ref, buf):
         return 0
     for d in range(8):
         free[d] = ESCAPE_UNKNOWN
-    if _escapes_stay_open(pos_ref, eksq, us, free):
+    types = _mating_types(pos_ref, eksq, us, free)
+    if types == 0:
         return 0
-    n = generate_checks_ref(pos_ref, checks)
+    n = generate_checks_ref(pos_ref, checks, types)
     for i in range(n):
         m = checks[i]
+        if (types >> type_of(moved_piece_after(m))) & 1 == 0:
+            continue  # a check by a piece that cannot take every free square (or discovered)
         if _king_escapes(pos.board, m, eksq, us, free):
             continue
         do_move_ref(pos_ref, m)  # the king cannot step away: can another piece answer?
@@ -143,32 +147,31 @@ def mate_in_1_ref(pos_ref, buf):
 
 
 @jit()
-def _escapes_stay_open(pos_ref, eksq, us, free):
-    """True when no move of ours can take away every square the king could step to: then
-    there is no mate in one, and no check needs to be generated.  Fills `free` for every
-    neighbour the king's own pieces leave open.  A neighbour none of our pieces attacks
-    (the king lifted) can be taken away only by the moved piece, or by a line of ours that
-    the move opens.  With no such line and no discovered check, the moved piece must check
-    and reach all of them (COVERABLE, for the types we could move or drop), and it cannot
-    stand on one: the king would take it; then a piece or drop of such a type must reach a
-    square to do it from (_a_piece_can_cover).  On the positions of 1,253 self-play games
-    this rules out 53% of the positions not in check (the types alone: 26%). The position
-    by reference (intrinsics.by_ref)."""
+def _mating_types(pos_ref, eksq, us, free):
+    """The piece types (bit t for type t, after the move) whose checks could mate: 0 when no
+    move of ours can take away every square the king could step to (then there is no mate
+    in one, and no check needs to be generated), ALL_TYPES when a discovered check or a line
+    that a move opens could.  Fills `free` for every neighbour the king's own pieces leave
+    open.  A neighbour none of our pieces attacks (the king lifted) can be taken away only
+    by the moved piece, or by a line of ours that the move opens.  With no such line and no
+    discovered check, the moved piece must check and reach all of them (COVERABLE, for the
+    types we could move or drop), and it cannot stand on one: the king would take it; then
+    a piece or drop of such a type must reach a square to do it from (_a_piece_can_cover).
+    On the positions of 1,253 self-play games this rules out 53% of the positions not in
+    check (the types alone: 26%). The position by reference (intrinsics.by_ref)."""
     pos = deref(pos_ref)
     board = pos.board
     king = board[eksq]
     board[eksq] = 0
     open_mask, opening, on_board, discovers = _look_at_neighbours(pos_ref, eksq, us, free)
-    types = COVERABLE[us, eksq, open_mask]
-    if types != 0:
-        types &= on_board | hand_mask(pos.hands, us)
-    hopeless = (
-        (types == 0 or not _a_piece_can_cover(pos_ref, eksq, us, open_mask, types))
-        and not discovers
-        and opening & open_mask == 0
-    )
+    if discovers or opening & open_mask != 0:
+        types = ALL_TYPES
+    else:
+        types = COVERABLE[us, eksq, open_mask] & (on_board | hand_mask(pos.hands, us))
+        if types != 0:
+            types = _types_that_cover(pos_ref, eksq, us, open_mask, types)
     board[eksq] = king
-    return hopeless
+    return types
 
 
 @jit()
@@ -249,12 +252,12 @@ def _one_of_ours(bits0, bits1, mine0, mine1):
 
 
 @jit()
-def _a_piece_can_cover(pos_ref, eksq, us, open_mask, types):
-    """Can a drop or a move of ours put a piece of one of `types` on a square from which it
-    checks the king on eksq and attacks each of its neighbours in `open_mask`, standing on
-    none of them (every line counted open, promotion zones ignored: more than the board
-    allows)? When not, and no line of ours opens, there is no mate in one. The position by
-    reference."""
+def _types_that_cover(pos_ref, eksq, us, open_mask, types):
+    """Those of `types` of which a drop or a move of ours can put a piece on a square from
+    which it checks the king on eksq and attacks each of its neighbours in `open_mask`,
+    standing on none of them (every line counted open, promotion zones ignored: more than
+    the board allows).  Where no line of ours opens, only their checks can mate. The
+    position by reference."""
     pos = deref(pos_ref)
     board, hands, st = pos.board, pos.hands, pos.st
     open0 = 0
@@ -266,6 +269,7 @@ def _a_piece_can_cover(pos_ref, eksq, us, open_mask, types):
             open1 |= b1
     own0 = st[ST_OCCUPIED + 2 * us]
     own1 = st[ST_OCCUPIED + 2 * us + 1]
+    covering = 0
     while types != 0:
         t = lowest_bit(types)
         types &= types - 1
@@ -283,7 +287,8 @@ def _a_piece_can_cover(pos_ref, eksq, us, open_mask, types):
             empty0 = ~(st[ST_OCCUPIED] | st[ST_OCCUPIED + 2])
             empty1 = ~(st[ST_OCCUPIED + 1] | st[ST_OCCUPIED + 3])
             if (to0 & empty0) != 0 or (to1 & empty1) != 0:
-                return True
+                covering |= 1 << t
+                continue
         for half in range(2):
             own = own0 if half == 0 else own1
             while own != 0:
@@ -292,8 +297,12 @@ def _a_piece_can_cover(pos_ref, eksq, us, open_mask, types):
                 t0 = type_of(board[frm])
                 if t0 == t or (t0 < GOLD and t0 + PROMOTED == t):
                     if (REACH[us, t0, frm, 0] & to0) != 0 or (REACH[us, t0, frm, 1] & to1) != 0:
-                        return True
-    return False
+                        covering |= 1 << t
+                        own = 0
+                        break
+            if (covering >> t) & 1:
+                break
+    return covering
 
 
 @jit()
@@ -325,7 +334,7 @@ def _king_escapes(board, m, eksq, us, free):
         q = board[e]
         if q != 0 and color_of(q) != us:
             continue  # one of the king's own pieces stands there
-        # _escapes_stay_open filled free[] for the neighbours open before any check; one that
+        # _mating_types filled free[] for the neighbours open before any check; one that
         # held a piece of theirs is open now only if m captured on it: ask the board before m
         if free[d] == ESCAPE_UNKNOWN:
             board[to] = captured
