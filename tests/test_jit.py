@@ -372,17 +372,26 @@ def test_prefetch_emits_the_instruction_and_changes_no_result():
 
 
 @jit(cache=False)
-def _dots(x, x_off, w, out, out_portable, sums):
+def _dots(x, x_off, w, out, out_avx2, out_portable, sums):
     for i in range(0, 8, 4):
         intrinsics.dot4_u8_i8(x, x_off, w, i * 64, 64, out, i)
+        intrinsics.dot4_u8_i8_avx2(x, x_off, w, i * 64, 64, out_avx2, i)
         intrinsics.dot4_u8_i8_portable(x, x_off, w, i * 64, 64, out_portable, i)
     sums[0] = intrinsics.dot_u8_i8(x, x_off, w, 0, 32)
-    sums[1] = intrinsics.dot_u8_i8_portable(x, x_off, w, 0, 32)
+    sums[1] = intrinsics.dot_u8_i8_avx2(x, x_off, w, 0, 32)
+    sums[2] = intrinsics.dot_u8_i8_portable(x, x_off, w, 0, 32)
 
 
-def test_vector_dot_products_equal_numpy_with_and_without_avx2():
-    """The network's dot products (uint8 inputs of a ClippedReLU, int8 weights): the AVX2
-    sequence and the portable vector code give numpy's sums, extremes included."""
+@jit(cache=False)
+def _best_dots(x, w, out):
+    intrinsics.dot4_u8_i8(x, 0, w, 0, 64, out, 0)
+
+
+def test_vector_dot_products_equal_numpy_on_every_instruction_set():
+    """The network's dot products (uint8 inputs of a ClippedReLU, int8 weights): the CPU's
+    best sequence (AVX-512 VNNI's vpdpbusd where it has it), the AVX2 sequence and the
+    portable vector code give numpy's sums, extremes included; the best one is written with
+    the instructions of the CPU's instruction set."""
     rng = np.random.default_rng(5)
     for trial in range(300):
         x = rng.integers(0, 128, 100).astype(np.uint8)
@@ -392,15 +401,24 @@ def test_vector_dot_products_equal_numpy_with_and_without_avx2():
         elif trial == 1:
             x[:], w[:] = 127, 127
         x_off = int(rng.integers(0, 100 - 64))
-        out, out_portable, sums = np.zeros(8, np.int32), np.zeros(8, np.int32), np.zeros(2, np.int32)
-        _dots(x, x_off, w, out, out_portable, sums)
+        out, out_avx2, out_portable = (np.zeros(8, np.int32) for _ in range(3))
+        sums = np.zeros(3, np.int32)
+        _dots(x, x_off, w, out, out_avx2, out_portable, sums)
         xs = x[x_off : x_off + 64].astype(np.int64)
         expected = [int(xs @ w[r * 64 : (r + 1) * 64].astype(np.int64)) for r in range(8)]
-        assert out.tolist() == expected and out_portable.tolist() == expected
-        assert sums.tolist() == [int(xs[:32] @ w[:32].astype(np.int64))] * 2
-    if intrinsics._target_has_avx2():
-        asm = _dots.inspect_asm(_dots.signatures[0])
+        assert (
+            out.tolist() == expected and out_avx2.tolist() == expected and out_portable.tolist() == expected
+        )
+        assert sums.tolist() == [int(xs[:32] @ w[:32].astype(np.int64))] * 3
+    _best_dots(np.zeros(64, np.uint8), np.zeros(256, np.int8), np.zeros(4, np.int32))
+    asm = _best_dots.inspect_asm(_best_dots.signatures[0])
+    isa = intrinsics.target_isa()
+    if isa == intrinsics.ISA_VNNI:
+        assert "vpdpbusd" in asm and "vpmaddubsw" not in asm and "vphaddd" in asm
+    elif isa == intrinsics.ISA_AVX2:
         assert "vpmaddubsw" in asm and "vphaddd" in asm
+    else:
+        assert isa == intrinsics.ISA_PORTABLE and "vpmaddubsw" not in asm and "vpdpbusd" not in asm
 
 
 @jit(cache=False)

@@ -60,20 +60,47 @@ def lowest_bit(typingctx, bits):
 # ClippedReLU's uint8 outputs by int8 weights 32 at a time (vpmaddubsw, then vpmaddwd by 1
 # to int32). These intrinsics write that sequence for 32-byte chunks of a row. Products of
 # 0..127 by -128..127 in pairs stay within int16, so vpmaddubsw never saturates and the sums
-# equal the plain int32 ones. On a CPU without AVX2 (or a numba target set without it) the
+# equal the plain int32 ones. On a CPU with AVX-512 VNNI one instruction, vpdpbusd, does the
+# three (uint8 x int8 products, four to an int32 lane, added to the lane without
+# saturation): the same sums. On a CPU without AVX2 (or a numba target set without it) the
 # same intrinsics emit portable vector IR that LLVM lowers for that CPU.
 
 CHUNK = 32  # bytes of input per vector step
 
+# the instruction sets the dot products are written for, best first
+ISA_VNNI = "vnni"  # AVX-512 VNNI on 256-bit vectors (with AVX-512VL)
+ISA_AVX2 = "avx2"
+ISA_PORTABLE = "portable"
 
-def _target_has_avx2() -> bool:
-    """Whether numba compiles for a CPU with AVX2 (the host's, unless NUMBA_CPU_NAME says)."""
+
+def _target_has(*features: str) -> bool:
+    """Whether numba compiles for a CPU with all these LLVM features (the host's, unless
+    NUMBA_CPU_NAME names another CPU)."""
     import llvmlite.binding as llvm
     from numba import config
 
     if config.CPU_NAME and config.CPU_NAME != "host":
-        return "+avx2" in (config.CPU_FEATURES or "")
-    return bool(llvm.get_host_cpu_features().get("avx2"))
+        return all("+" + f in (config.CPU_FEATURES or "") for f in features)
+    host = llvm.get_host_cpu_features()
+    return all(bool(host.get(f)) for f in features)
+
+
+def _target_has_avx2() -> bool:
+    return _target_has("avx2")
+
+
+def _target_has_vnni() -> bool:
+    return _target_has("avx2", "avx512vnni", "avx512vl")
+
+
+def target_isa(best: str = ISA_VNNI) -> str:
+    """The best instruction set for the dot products, no better than `best`, that numba's
+    target has."""
+    if best == ISA_VNNI and _target_has_vnni():
+        return ISA_VNNI
+    if best in (ISA_VNNI, ISA_AVX2) and _target_has_avx2():
+        return ISA_AVX2
+    return ISA_PORTABLE
 
 
 def _element_pointer(context, builder, array_type, array, offset, offset_type):
@@ -88,13 +115,23 @@ def _chunk(builder, base, offset):
     return builder.load(builder.bitcast(ptr, v32i8.as_pointer()), align=1)
 
 
-def _row_sums(builder, x, w, rows, length, avx2):
-    """One vector per row: partial sums of x . w[row] whose lanes add up to the dot product."""
+def _accumulate(builder, isa):
+    """acc(sum, x, w): `sum` (None for the first chunk) plus the products of a chunk, as a
+    vector whose lanes add up to the chunk's dot product."""
     i8, i16, i32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
-    v32i8, v16i16 = ir.VectorType(i8, CHUNK), ir.VectorType(i16, 16)
-    xs = [_chunk(builder, x, CHUNK * k) for k in range(length // CHUNK)]
-    if avx2:
-        v8i32 = ir.VectorType(i32, 8)
+    v32i8, v16i16, v8i32 = ir.VectorType(i8, CHUNK), ir.VectorType(i16, 16), ir.VectorType(i32, 8)
+    if isa == ISA_VNNI:
+        dpbusd = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(v8i32, [v8i32, v8i32, v8i32]), "llvm.x86.avx512.vpdpbusd.256"
+        )
+        zero = ir.Constant(v8i32, [0] * 8)
+
+        def acc(total, xv, wv):
+            start = zero if total is None else total
+            return builder.call(dpbusd, [start, builder.bitcast(xv, v8i32), builder.bitcast(wv, v8i32)])
+
+        return acc
+    if isa == ISA_AVX2:
         maddubs = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(v16i16, [v32i8, v32i8]), "llvm.x86.avx2.pmadd.ub.sw"
         )
@@ -111,13 +148,23 @@ def _row_sums(builder, x, w, rows, length, avx2):
         def product(xv, wv):
             return builder.mul(builder.zext(xv, v32i32), builder.sext(wv, v32i32))
 
+    def acc(total, xv, wv):
+        part = product(xv, wv)
+        return part if total is None else builder.add(total, part)
+
+    return acc
+
+
+def _row_sums(builder, x, w, rows, length, isa):
+    """One vector per row: partial sums of x . w[row] whose lanes add up to the dot product."""
+    xs = [_chunk(builder, x, CHUNK * k) for k in range(length // CHUNK)]
+    acc = _accumulate(builder, isa)
     sums = []
     for row in range(rows):
-        acc = None
+        total = None
         for k, xv in enumerate(xs):
-            part = product(xv, _chunk(builder, w, row * length + CHUNK * k))
-            acc = part if acc is None else builder.add(acc, part)
-        sums.append(acc)
+            total = acc(total, xv, _chunk(builder, w, row * length + CHUNK * k))
+        sums.append(total)
     return sums
 
 
@@ -132,7 +179,7 @@ def _reduce(builder, vector):
     return builder.call(add, [vector])
 
 
-def _dot4_typer(avx2_allowed, name):
+def _dot4_typer(best, name):
     def typer(typingctx, x, x_off, w, w_off, length, out, out_off):
         if not isinstance(length, types.IntegerLiteral) or length.literal_value % CHUNK:
             return None  # a constant multiple of 32, so that the chunks unroll
@@ -143,10 +190,10 @@ def _dot4_typer(avx2_allowed, name):
             xp = _element_pointer(context, builder, ts[0], args[0], args[1], ts[1])
             wp = _element_pointer(context, builder, ts[2], args[2], args[3], ts[3])
             op = _element_pointer(context, builder, ts[5], args[5], args[6], ts[6])
-            avx2 = avx2_allowed and _target_has_avx2()
-            sums = _row_sums(builder, xp, wp, 4, n, avx2)
+            isa = target_isa(best)
+            sums = _row_sums(builder, xp, wp, 4, n, isa)
             v4i32 = ir.VectorType(ir.IntType(32), 4)
-            if avx2:  # four rows' lanes added pairwise, as YaneuraOu's haddx4
+            if isa != ISA_PORTABLE:  # four rows' lanes added pairwise, as YaneuraOu's haddx4
                 v8i32 = ir.VectorType(ir.IntType(32), 8)
                 hadd = cgutils.get_or_insert_function(
                     builder.module, ir.FunctionType(v8i32, [v8i32, v8i32]), "llvm.x86.avx2.phadd.d"
@@ -172,7 +219,7 @@ def _dot4_typer(avx2_allowed, name):
     return typer
 
 
-def _dot_typer(avx2_allowed, name):
+def _dot_typer(best, name):
     def typer(typingctx, x, x_off, w, w_off, length):
         if not isinstance(length, types.IntegerLiteral) or length.literal_value % CHUNK:
             return None
@@ -182,7 +229,7 @@ def _dot_typer(avx2_allowed, name):
             ts = signature.args
             xp = _element_pointer(context, builder, ts[0], args[0], args[1], ts[1])
             wp = _element_pointer(context, builder, ts[2], args[2], args[3], ts[3])
-            (s,) = _row_sums(builder, xp, wp, 1, n, avx2_allowed and _target_has_avx2())
+            (s,) = _row_sums(builder, xp, wp, 1, n, target_isa(best))
             return _reduce(builder, s)
 
         return types.int32(x, x_off, w, w_off, length), codegen
@@ -194,11 +241,15 @@ def _dot_typer(avx2_allowed, name):
 # dot4_u8_i8(x, x_off, w, w_off, N, out, out_off): out[out_off + r] = x[x_off : x_off + N] .
 # w[w_off + r*N : w_off + (r+1)*N] for the four rows r (int32, wrapping); x uint8, w int8,
 # N a constant multiple of 32.  dot_u8_i8(x, x_off, w, w_off, N) returns one such sum.
-dot4_u8_i8 = intrinsic(_dot4_typer(True, "dot4_u8_i8"))
-dot_u8_i8 = intrinsic(_dot_typer(True, "dot_u8_i8"))
-# the same without the AVX2 instructions, whatever the CPU: the tests compare both
-dot4_u8_i8_portable = intrinsic(_dot4_typer(False, "dot4_u8_i8_portable"))
-dot_u8_i8_portable = intrinsic(_dot_typer(False, "dot_u8_i8_portable"))
+# Each is written for the best instruction set the CPU has (target_isa).
+dot4_u8_i8 = intrinsic(_dot4_typer(ISA_VNNI, "dot4_u8_i8"))
+dot_u8_i8 = intrinsic(_dot_typer(ISA_VNNI, "dot_u8_i8"))
+# the same with no better than AVX2, and with no x86 instruction at all, whatever the CPU:
+# the tests compare all three
+dot4_u8_i8_avx2 = intrinsic(_dot4_typer(ISA_AVX2, "dot4_u8_i8_avx2"))
+dot_u8_i8_avx2 = intrinsic(_dot_typer(ISA_AVX2, "dot_u8_i8_avx2"))
+dot4_u8_i8_portable = intrinsic(_dot4_typer(ISA_PORTABLE, "dot4_u8_i8_portable"))
+dot_u8_i8_portable = intrinsic(_dot_typer(ISA_PORTABLE, "dot_u8_i8_portable"))
 
 
 # --- passing the position and the context by reference ---------------------------------------
