@@ -181,6 +181,8 @@ from .params import (
     SP_QS_MATE1_FIRST_PLY,
     SP_QS_MOVE_COUNT,
     SP_QS_EVASION_SEE,
+    SP_QS_QUIET_EVASIONS,
+    SP_QS_QUIET_EVASION_HISTORY,
     SP_QS_CHECKS,
     SP_LOW_PLY_HISTORY,
     SP_SUPERIOR_VALUE,
@@ -533,13 +535,16 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
                 continue
             if move_cap > 0 and searched >= move_cap and move_to(m) != last_to:
                 continue
-        elif (
-            evasion_margin > 0
-            and best > -VALUE_MATE_IN_MAX
-            and not is_tactical(pos.board, m)
-            and not see_ge(pos.board, m, -evasion_margin, ctx.see_buf)
-        ):
-            continue  # QsEvasionSee: the king is safe already; this interposition loses material
+        elif best > -VALUE_MATE_IN_MAX and not is_tactical(pos.board, m):
+            # the king is safe already: QsEvasionSee leaves out a quiet evasion that loses
+            # material, QsQuietEvasions one that the continuation history does not vouch for
+            if evasion_margin > 0 and not see_ge(pos.board, m, -evasion_margin, ctx.see_buf):
+                continue
+            if (
+                ctx.sp[SP_QS_QUIET_EVASIONS] != 0
+                and _continuation_score(ctx, ply, m) <= ctx.sp[SP_QS_QUIET_EVASION_HISTORY]
+            ):
+                continue
         searched += 1
         ctx.stack_pt[ply] = piece_to(m)
         do_move_ref(pos_ref, m)
@@ -755,6 +760,18 @@ def _piece_to_before(ctx, ply, back):
     """The continuation index (history.piece_to) of the move `back` plies above this node,
     -1 above the root."""
     return ctx.stack_pt[ply - back] if ply >= back else -1
+
+
+@jit(inline="always")
+def _continuation_score(ctx, ply, m):
+    """The continuation history of move m after the moves one and two plies above `ply`."""
+    pt = piece_to(m)
+    s = np.int64(0)
+    for back in range(1, 3):
+        prev = _piece_to_before(ctx, ply, back)
+        if prev >= 0:
+            s += ctx.continuation[prev, pt]
+    return s
 
 
 @jit(inline="always")
