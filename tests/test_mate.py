@@ -186,7 +186,10 @@ def test_node_limit_bounds_the_shortest_line_too(solver):
 # --- mate_in_1 / mate_in_3 / generate_checks on random middle-game positions -------------
 
 
-def random_positions(count: int, seed: int):
+def random_positions(count: int, seed: int, capture_bias: float = 0.0):
+    """Positions from random play; with `capture_bias`, play takes a capture that often when
+    it can, and the pieces in hand make mates in one some 5% of the positions, where plain
+    random play has few."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
@@ -195,7 +198,10 @@ def random_positions(count: int, seed: int):
             moves = list(board.legal_moves)
             if not moves:
                 break
-            board.push(rng.choice(moves))
+            captures = [m for m in moves if cshogi.move_cap(m)] if capture_bias else []
+            board.push(
+                rng.choice(captures) if captures and rng.random() < capture_bias else rng.choice(moves)
+            )
             if board.is_game_over():
                 board.pop()
                 break
@@ -384,27 +390,6 @@ def test_no_mate_in_1_where_the_first_look_says_so():
         )
 
 
-def attacking_positions(count: int, seed: int) -> list[str]:
-    """Positions not in check from random play that takes a capture most times it can: the
-    pieces in hand make mates in one some 5% of them, where plain random play has few."""
-    rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        board = cshogi.Board()
-        for _ in range(rng.randint(30, 150)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            captures = [m for m in moves if cshogi.move_cap(m)]
-            board.push(rng.choice(captures) if captures and rng.random() < 0.6 else rng.choice(moves))
-            if board.is_game_over():
-                board.pop()
-                break
-        if not board.is_check():
-            out.append(board.sfen())
-    return out
-
-
 def test_every_mate_in_1_is_of_a_type_the_first_look_keeps():
     # the first look's types are all the probe tries: every mating move of a position (cshogi,
     # move by move) moves or drops a piece of one of them; in a good share of the positions
@@ -418,7 +403,8 @@ def test_every_mate_in_1_is_of_a_type_the_first_look_keeps():
 
     buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
     mates = narrowed = needs_checks = 0
-    positions = attacking_positions(3000, 3) + [p[0] for p in MATES if p[1] == "1"] + OPENED_LINE_MATES
+    attacking = [p for p in random_positions(8000, 3, capture_bias=0.6) if not cshogi.Board(p).is_check()]
+    positions = attacking + [p[0] for p in MATES if p[1] == "1"] + OPENED_LINE_MATES
     for sfen in positions:
         pos = Position(sfen)
         a = pos.arrays
