@@ -403,7 +403,7 @@ def test_every_mate_in_1_is_of_a_type_the_first_look_keeps():
 
     buf = np.zeros(cm.MATE_BUF_SIZE, np.int32)
     mates = narrowed = needs_checks = 0
-    attacking = [p for p in random_positions(8000, 3, capture_bias=0.6) if not cshogi.Board(p).is_check()]
+    attacking = [p for p in random_positions(15000, 3, capture_bias=0.6) if not cshogi.Board(p).is_check()]
     positions = attacking + [p[0] for p in MATES if p[1] == "1"] + OPENED_LINE_MATES
     for sfen in positions:
         pos = Position(sfen)
