@@ -556,6 +556,19 @@ def test_fail_high_damping_and_the_null_moves_margin():
     assert cs._null_move_hopeful(sp, 100 + 400 - 2 * step, 100, 2)
 
 
+def test_quiescence_fail_high_damping():
+    """QsFailHighDamp pulls a stand-pat cutoff halfway to beta and a move's fail-high a
+    quarter of the way; mate scores, and everything with the setting off, stay as they are."""
+    sp = np.array(defaults(), np.int64)
+    assert cs._qs_damped(sp, 500, 100, 1, 2) == 500  # off by default
+    sp[INDEX["QsFailHighDamp"]] = 1
+    assert cs._qs_damped(sp, 500, 100, 1, 2) == 300
+    assert cs._qs_damped(sp, 500, 100, 3, 4) == 400
+    assert cs._qs_damped(sp, -99, -100, 1, 2) == -100  # floor division: never below beta
+    mate = cs.VALUE_MATE_IN_MAX + 5
+    assert cs._qs_damped(sp, mate, 100, 3, 4) == mate
+
+
 def test_late_quiet_moves_are_pruned_by_the_depth_lmr_would_leave_them():
     """PruneLmrDepth (on by default): futility and SEE pruning judge the n-th move of a node
     of depth d by d - 1 - the reduction table's entry, never below 0; off, by d itself."""
@@ -696,6 +709,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("SingularExtra", 2),
             ("FutilityTtGuard", 1),
             ("FailHighDamp", 1),
+            ("QsFailHighDamp", 1),
             ("NullMoveMargin", 400),
             ("ContinuationFar", 2),
         ]

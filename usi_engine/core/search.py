@@ -130,6 +130,7 @@ from .params import (
     SP_FUTILITY_MARGIN,
     SP_FUTILITY_DEPTH,
     SP_FAIL_HIGH_DAMP,
+    SP_QS_FAIL_HIGH_DAMP,
     SP_FUTILITY_TT_GUARD,
     SP_NULL_MOVE_DEPTH,
     SP_NULL_MOVE_BASE,
@@ -426,6 +427,15 @@ def _safe_quiet_checks(pos_ref, ctx_ref, moves):
     return kept
 
 
+@jit(inline="always")
+def _qs_damped(sp, best, beta, weight, total):
+    """QsFailHighDamp: a quiescence fail-high pulled towards beta, best's weight out of total
+    (a mate score, or with the setting off, stays as it is)."""
+    if sp[SP_QS_FAIL_HIGH_DAMP] == 0 or abs(best) >= VALUE_MATE_IN_MAX:
+        return best
+    return (best * weight + beta * (total - weight)) // total
+
+
 @jit(int64(POS_REF, CTX_REF, int64, int64, int64, int64), apart=True)
 def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
     """Captures and pawn promotions until the position is quiet; all evasions in check (with
@@ -473,7 +483,9 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
             ctx.path_dep[ply] = 1
             stand_pat = _draw_value(pos, ctx)
         if stand_pat >= beta:
-            return stand_pat
+            if ctx.path_dep[ply]:
+                return stand_pat  # the draw that every move ends in: exact, not a guess
+            return _qs_damped(ctx.sp, stand_pat, beta, 1, 2)
         # a mate in one is the attack standing pat would miss (only below beta: above, the
         # stand-pat cutoff holds whatever a mate adds)
         if ctx.params[P_QS_MATE1] and (first != 0 or ctx.sp[SP_QS_MATE1_FIRST_PLY] == 0):
@@ -562,6 +574,8 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
                 if v >= beta:
                     break
     bound = BOUND_LOWER if best >= beta else BOUND_UPPER
+    if best >= beta:
+        best = _qs_damped(ctx.sp, best, beta, 3, 4)
     if ctx.path_dep[ply]:
         return best  # a score of this path (MaxMovesToDraw): not for the TT
     store(ctx.tt, key, best_move, value_to_tt(best, ply), raw, 0, bound, ctx.params[P_GENERATION], tt_was_pv)
