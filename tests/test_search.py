@@ -710,6 +710,7 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("FutilityTtGuard", 1),
             ("FailHighDamp", 1),
             ("QsFailHighDamp", 1),
+            ("QsStandPatStore", 1),
             ("NullMoveMargin", 400),
             ("ContinuationFar", 2),
         ]

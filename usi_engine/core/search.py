@@ -131,6 +131,7 @@ from .params import (
     SP_FUTILITY_DEPTH,
     SP_FAIL_HIGH_DAMP,
     SP_QS_FAIL_HIGH_DAMP,
+    SP_QS_STAND_PAT_STORE,
     SP_FUTILITY_TT_GUARD,
     SP_NULL_MOVE_DEPTH,
     SP_NULL_MOVE_BASE,
@@ -485,7 +486,11 @@ def qsearch(pos_ref, ctx_ref, alpha, beta, ply, first):
         if stand_pat >= beta:
             if ctx.path_dep[ply]:
                 return stand_pat  # the draw that every move ends in: exact, not a guess
-            return _qs_damped(ctx.sp, stand_pat, beta, 1, 2)
+            stand_pat = _qs_damped(ctx.sp, stand_pat, beta, 1, 2)
+            if not hit and ctx.sp[SP_QS_STAND_PAT_STORE] != 0:
+                gen = ctx.params[P_GENERATION]
+                store(ctx.tt, key, 0, value_to_tt(stand_pat, ply), raw, 0, BOUND_LOWER, gen, False)
+            return stand_pat
         # a mate in one is the attack standing pat would miss (only below beta: above, the
         # stand-pat cutoff holds whatever a mate adds)
         if ctx.params[P_QS_MATE1] and (first != 0 or ctx.sp[SP_QS_MATE1_FIRST_PLY] == 0):
