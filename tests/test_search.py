@@ -674,8 +674,10 @@ def test_root_reduction_takes_late_quiet_moves_only():
     def r(m, count, in_check=no, checks=no, new=new_depth):
         return cs._root_reduction(arrays, ctx, m, count, depth, new, in_check, checks)
 
-    assert r(quiet, 20) == 0  # off by default
     sp = defaults()
+    sp[INDEX["LmrRoot"]] = 0
+    cs.set_search_params(ctx, sp)
+    assert r(quiet, 20) == 0
     sp[INDEX["LmrRoot"]] = 1
     cs.set_search_params(ctx, sp)
     expected = cs.late_move_reduction(ctx, 10, 20, 0, True, 0, True, False, False, True)
@@ -695,16 +697,15 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrBadCaptures", 1),
             ("SingularDepth", 0),
             ("CaptureHistory", 32),
-            ("ProbCutDepth", 5),
-            ("SingularNegative", 1),
+            ("ProbCutDepth", 0),
+            ("SingularNegative", 0),
             ("LmrTtCapture", 1),
             ("NullMoveCutOnly", 1),
-            ("QsEvasionSee", 0),
             ("LmrCutNode", 2),
             ("LmrChecks", 1),
             ("TtValueEval", 0),
             ("TtPvReduce", 1),
-            ("LmrRoot", 1),
+            ("LmrRoot", 0),
             ("LmrPvNode", 2),
             ("SingularExtra", 2),
             ("FutilityTtGuard", 1),
@@ -735,27 +736,29 @@ def test_root_reduction_takes_late_quiet_moves_only():
             ("LmrRootReplies", 1),
             ("QsChecks", 8),
             ("QsMate1FirstPly", 1),
+            ("QsQuietEvasions", 0),
             ("LmpChecks", 1),
             ("PvPrune", 1),
         ]
     ]
-    + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1)]]
+    # QsEvasionSee: with QsQuietEvasions on, most quiet evasions are left out before their SEE
+    + [(name, value, ATTACKED) for name, value in [("SeeEvasions", 1), ("QsEvasionSee", 0)]]
     + [(name, value, MATE_THREAT) for name, value in [("MateThreatExtension", 2)]],
 )
 def test_a_setting_under_test_changes_the_tree(searcher, name, value, sfen):
     """The tunables that stand off by default until their SPRT decides (and NullMoveEvalMax,
-    SingularDepth, QsMoveCount, QsEvasionSee, TtValueEval and QuietCheckBonus set back to
-    the search before their SPRTs) do reach the search, and the defaults give the default
-    tree again."""
-    default = think(searcher, Position(sfen), depth=9).info.nodes
+    SingularDepth, QsMoveCount, QsEvasionSee, TtValueEval, QuietCheckBonus, ProbCutDepth,
+    SingularNegative, LmrRoot and QsQuietEvasions set back to the search before their SPRTs)
+    do reach the search, and the defaults give the default tree again."""
+    default = think(searcher, Position(sfen), depth=10).info.nodes
     with search_constants(searcher, **{name: value}):
-        result = think(searcher, Position(sfen), depth=9)
+        result = think(searcher, Position(sfen), depth=10)
     changed = result.info.nodes
     assert changed != default
     pos = Position(sfen)  # and the line it finds is legal
     for move in result.info.pv:
         pos.push(move)
-    assert think(searcher, Position(sfen), depth=9).info.nodes == default
+    assert think(searcher, Position(sfen), depth=10).info.nodes == default
 
 
 def test_capture_history_learns_only_when_it_orders(searcher):
