@@ -1053,7 +1053,10 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
         # shallower very likely beats beta in the full one. Not where the TT already says a
         # search that deep stays below that bar.
         pc_beta = beta + sp[SP_PROB_CUT_MARGIN]
-        if _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
+        # not inside a one-side-limited scout (classic.py): its cut would go into the TT as
+        # a lower bound that the restricted search does not prove
+        osl_free = ctx.stats[S_OSL_PLY] == 0
+        if osl_free and _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
             moves = ctx.moves[ply]
             scores = ctx.scores[ply]
             n = generate_ref(pos_ref, moves, GEN_CAPTURES, False)
