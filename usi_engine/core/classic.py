@@ -127,18 +127,24 @@ def osl_end(ctx, v, alpha):
     return True
 
 
-@jit()
-def osl_restrict(pos, ctx, ply, tt1, in_check):
+@jit(inline="always")
+def osl_role(ctx, ply):
     """The node's role in a restricted scout: OSL_LIMITED at the nodes of the limited side,
-    OSL_FREE at the other side's, OSL_NONE outside a restricted search.  A limited node not
-    in check plays one move (_osl_move): its picker, set up already, is left with that move
-    alone."""
+    OSL_FREE at the other side's, OSL_NONE outside a restricted search."""
     top = ctx.stats[S_OSL_PLY]
     if top == 0 or ply < top:
         return OSL_NONE
     limited = 1 if ctx.sp[SP_OSL_SIDE] != 0 else 0  # parity of the limited side's plies
-    if (ply - top) % 2 != limited:
-        return OSL_FREE
+    return OSL_FREE if (ply - top) % 2 != limited else OSL_LIMITED
+
+
+@jit()
+def osl_restrict(pos, ctx, ply, tt1, in_check):
+    """The node's role (osl_role); a limited node not in check plays one move (_osl_move):
+    its picker, set up already, is left with that move alone."""
+    role = osl_role(ctx, ply)
+    if role != OSL_LIMITED:
+        return role
     if not in_check:
         m = _osl_move(pos, ctx, tt1)
         if m != 0:

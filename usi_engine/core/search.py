@@ -250,6 +250,7 @@ from .classic import (
     osl_begin,
     osl_end,
     osl_restrict,
+    osl_role,
     osl_unproven,
     shallow_wanted,
     tt_moves_done,
@@ -1053,10 +1054,7 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
         # shallower very likely beats beta in the full one. Not where the TT already says a
         # search that deep stays below that bar.
         pc_beta = beta + sp[SP_PROB_CUT_MARGIN]
-        # not inside a one-side-limited scout (classic.py): its cut would go into the TT as
-        # a lower bound that the restricted search does not prove
-        osl_free = ctx.stats[S_OSL_PLY] == 0
-        if osl_free and _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
+        if _probcut_wanted(sp, d_plies, beta, hit, tt_depth, depth, tt_v, pc_beta):
             moves = ctx.moves[ply]
             scores = ctx.scores[ply]
             n = generate_ref(pos_ref, moves, GEN_CAPTURES, False)
@@ -1077,7 +1075,9 @@ def search(pos_ref, ctx_ref, alpha, beta, depth, ply, cut_node):
                     return 0
                 if v >= pc_beta:
                     ctx.path_dep[ply] = ctx.path_dep[ply + 1]
-                    if ctx.path_dep[ply] == 0:
+                    # a path's score, or a bound a restricted scout does not prove: not stored
+                    unproven = osl_unproven(ctx, osl_role(ctx, ply), BOUND_LOWER)
+                    if ctx.path_dep[ply] == 0 and not unproven:
                         store(
                             ctx.tt,
                             key,
